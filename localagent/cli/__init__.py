@@ -1,0 +1,65 @@
+"""The command line: thin wrappers that parse, call the library and print.
+
+Every command is a typer sub-app in its own module. ``main`` turns the user and
+program error family (``LocalAgentError``) into one line and a non-zero exit.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import typer
+
+from ..errors import LocalAgentError
+
+app = typer.Typer(
+    name="localagent",
+    help="Run a tool-using agent on a local GGUF model.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+
+def _register() -> None:
+    # Imported here so that each front end stays in its own module.
+    from . import models as models_cmd
+
+    app.add_typer(models_cmd.app, name="models")
+    try:
+        from . import run as run_cmd
+    except ImportError:  # pragma: no cover - during bring-up
+        return
+    run_cmd.register(app)
+
+
+_register()
+
+
+def main() -> None:
+    """Console-script entry point."""
+    try:
+        app(standalone_mode=False)
+    except LocalAgentError as e:
+        if os.environ.get("LOCALAGENT_TRACEBACK"):
+            raise
+        print(f"localagent: error: {e}", file=sys.stderr)
+        sys.exit(e.exit_code)
+    except KeyboardInterrupt:
+        print("localagent: interrupted", file=sys.stderr)
+        sys.exit(130)
+    except SystemExit:
+        raise
+    except Exception as e:  # click usage errors and the like
+        import click
+
+        if isinstance(e, click.exceptions.Exit):
+            sys.exit(e.exit_code)
+        if isinstance(e, click.ClickException):
+            e.show()
+            sys.exit(e.exit_code)
+        if isinstance(e, click.exceptions.Abort):
+            print("localagent: aborted", file=sys.stderr)
+            sys.exit(130)
+        raise

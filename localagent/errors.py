@@ -1,0 +1,67 @@
+"""The two error families.
+
+``LocalAgentError`` and its subclasses are errors of the user or the program
+(missing model, bad config): they stop with one clear line and no traceback.
+
+``ToolErrorInfo`` is data, not an exception: an error the *model* caused (bad
+arguments, unknown tool, a tool that raised). It goes back to the model as a
+tool result and the loop goes on.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+class LocalAgentError(Exception):
+    """A user or program error: printed as one line, exit code ``exit_code``."""
+
+    exit_code = 2
+
+
+class ModelNotFound(LocalAgentError):
+    """An unknown model id, or a path that does not exist or is not GGUF."""
+
+
+class ProvisionError(LocalAgentError):
+    """A model file could not be had from any source, or failed its checksum."""
+
+
+class ConfigError(LocalAgentError):
+    """Bad settings, flags, or a tools file that cannot be loaded."""
+
+
+class ConstraintError(LocalAgentError):
+    """A constraint (grammar) could not be built or applied: the step fails closed."""
+
+
+class BackendError(LocalAgentError):
+    """The model backend failed (load error, server unreachable after retries)."""
+
+
+@dataclass
+class ToolErrorInfo:
+    """A structured, model-facing error: what was wrong and what would be right."""
+
+    kind: str  # e.g. unknown_tool, invalid_argument, not_found, tool_exception, timeout
+    message: str  # one actionable line, no stack trace
+    argument: str | None = None
+    alternatives: list[str] = field(default_factory=list)
+    detail: dict[str, Any] = field(default_factory=dict)
+
+    def render(self) -> str:
+        """The single line the model reads."""
+        line = f"error ({self.kind}): {self.message}"
+        if self.alternatives and "closest:" not in self.message:
+            line += "; closest: " + ", ".join(self.alternatives)
+        return line
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind,
+            "message": self.message,
+            "argument": self.argument,
+            "alternatives": list(self.alternatives),
+            "detail": dict(self.detail),
+        }
