@@ -40,7 +40,9 @@ _register()
 def main() -> None:
     """Console-script entry point."""
     try:
-        app(standalone_mode=False)
+        # standalone_mode=False returns the code of typer.Exit instead of exiting.
+        rc = app(standalone_mode=False)
+        sys.exit(rc if isinstance(rc, int) else 0)
     except LocalAgentError as e:
         if os.environ.get("LOCALAGENT_TRACEBACK"):
             raise
@@ -62,4 +64,11 @@ def main() -> None:
         if isinstance(e, click.exceptions.Abort):
             print("localagent: aborted", file=sys.stderr)
             sys.exit(130)
-        raise
+        if os.environ.get("LOCALAGENT_TRACEBACK"):
+            raise
+        # A bug of ours: one line, and the way to see more.
+        print(
+            f"localagent: internal error: {type(e).__name__}: {e} (set LOCALAGENT_TRACEBACK=1 for the traceback)",
+            file=sys.stderr,
+        )
+        sys.exit(70)

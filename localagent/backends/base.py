@@ -1,0 +1,80 @@
+"""The narrow backend interface every model sits behind.
+
+A backend renders a history (with the tool list) into its model's prompt,
+generates one assistant turn under an optional grammar, and reports the tokens
+it was sent versus the ones it really evaluated (the rest came from its cache).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Literal, Protocol
+
+from ..messages import ToolCall
+
+FinishReason = Literal["stop", "length", "context", "error"]
+
+
+@dataclass
+class Generation:
+    """One assistant turn as the backend produced it."""
+
+    text: str
+    finish_reason: FinishReason = "stop"
+    prompt_tokens: int = 0  # tokens sent: the whole prompt, every step
+    prompt_tokens_evaluated: int = 0  # tokens actually evaluated this step
+    completion_tokens: int = 0
+    seconds: float = 0.0
+    first_token_seconds: float | None = None
+    # Set by backends whose server parses calls itself (OpenAI-style replies);
+    # None means "parse ``text`` with the tool format".
+    tool_calls: list[ToolCall] | None = None
+    error: str | None = None  # why the step failed (finish_reason "error")
+    info: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def prompt_tokens_reused(self) -> int:
+        """Prompt tokens served from the KV cache."""
+        return self.prompt_tokens - self.prompt_tokens_evaluated
+
+
+@dataclass
+class GenerateOptions:
+    """Sampling and limits for one step."""
+
+    max_tokens: int = 512
+    temperature: float = 0.0
+    seed: int | None = None
+    grammar: str | None = None  # GBNF, or None for free generation
+    on_text: Callable[[str], None] | None = None  # streamed pieces
+    # Decide call or prose at the first token: when the model's probability of
+    # starting structured output (a tag, a brace, a fence) is at least this, the
+    # reply becomes a tool call in the model's own envelope; otherwise it is
+    # prose that cannot open one. None leaves the choice to the grammar alone.
+    call_threshold: float | None = None
+
+
+class Backend(Protocol):
+    """What the agent loop needs from a model."""
+
+    name: str
+    context_size: int
+    native_tools: bool  # True when the chat template lists tools itself
+
+    def count_tokens(self, text: str) -> int:
+        """Tokens in ``text`` under this model's tokenizer."""
+        ...
+
+    def prompt_tokens(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> int:
+        """Tokens the rendered prompt would take (for budgets and folding)."""
+        ...
+
+    def generate(
+        self,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]],
+        options: GenerateOptions,
+    ) -> Generation:
+        """One assistant turn. Never raises for model-side failures: it
+        returns ``finish_reason='error'`` with ``error`` set instead."""
+        ...

@@ -1,0 +1,80 @@
+"""A scripted fake model for deterministic loop tests and fault injection."""
+
+from __future__ import annotations
+
+import json
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable
+
+from ..formats import render_call
+from .base import Generation, GenerateOptions
+
+Script = str | Generation | Callable[[list[dict[str, Any]]], "str | Generation"]
+
+
+def call_text(name: str, **arguments: Any) -> str:
+    """The text of one call in the model's envelope (for scripts)."""
+    return render_call(name, arguments)
+
+
+@dataclass
+class FakeBackend:
+    """Replies from a queue; records every request it was given.
+
+    Token counts are whitespace words, so tests can reason about budgets. The
+    KV cache is simulated: a step evaluates only what is new since the last.
+    """
+
+    replies: deque[Script] = field(default_factory=deque)
+    name: str = "fake"
+    context_size: int = 8192
+    native_tools: bool = True
+    requests: list[list[dict[str, Any]]] = field(default_factory=list)
+    _cached: list[str] = field(default_factory=list)
+
+    @classmethod
+    def scripted(cls, replies: Iterable[Script], **kw: Any) -> "FakeBackend":
+        """A fake that answers with ``replies`` in order."""
+        return cls(replies=deque(replies), **kw)
+
+    def enqueue(self, *replies: Script) -> None:
+        """Add replies to the end of the queue."""
+        self.replies.extend(replies)
+
+    def count_tokens(self, text: str) -> int:
+        return len(text.split())
+
+    def _render(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> list[str]:
+        words = json.dumps(tools).split()
+        for m in messages:
+            words += [m["role"]] + str(m.get("content", "")).split()
+        return words
+
+    def prompt_tokens(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> int:
+        return len(self._render(messages, tools))
+
+    def generate(
+        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], options: GenerateOptions
+    ) -> Generation:
+        self.requests.append(messages)
+        prompt = self._render(messages, tools)
+        common = 0
+        for a, b in zip(prompt, self._cached):
+            if a != b:
+                break
+            common += 1
+        if not self.replies:
+            reply: Script = "(the script has no more replies)"
+        else:
+            reply = self.replies.popleft()
+        if callable(reply):
+            reply = reply(messages)
+        gen = reply if isinstance(reply, Generation) else Generation(text=reply)
+        gen.prompt_tokens = gen.prompt_tokens or len(prompt)
+        gen.prompt_tokens_evaluated = gen.prompt_tokens_evaluated or (len(prompt) - common)
+        gen.completion_tokens = gen.completion_tokens or self.count_tokens(gen.text)
+        self._cached = prompt + gen.text.split()
+        if options.on_text and gen.text:
+            options.on_text(gen.text)
+        return gen

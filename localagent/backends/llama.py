@@ -1,0 +1,296 @@
+"""The in-process backend: a GGUF model through llama-cpp-python.
+
+This module and ``llama_grammar`` are the only places that touch ``llama_cpp``.
+The decoding loop is our own: it samples a token from the raw logits, checks
+only that token against the grammar, and falls back to the full-vocabulary
+mask only when the token is rejected. The KV cache is kept between calls, so a
+step evaluates only the tokens that are new since the previous one.
+"""
+
+from __future__ import annotations
+
+import codecs
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+import llama_cpp
+from llama_cpp import Llama
+
+from ..errors import BackendError, ConstraintError
+from ..formats import CALL_OPEN, generic_system_prompt
+from ..messages import Message
+from ..prompt import render, template_supports_tools
+from .base import Generation, GenerateOptions
+from .llama_grammar import GrammarMatcher
+
+
+def template_messages(
+    messages: list[Message], schemas: list[dict[str, Any]], native_tools: bool
+) -> list[dict[str, Any]]:
+    """History as template dicts. Assistant turns are rendered from the exact
+    text generated (so the prompt re-renders what is in the KV cache); without
+    native tool support the tool list goes into the system message."""
+    out: list[dict[str, Any]] = []
+    for m in messages:
+        if m.role == "assistant" and m.raw is not None:
+            out.append({"role": "assistant", "content": m.raw})
+        else:
+            out.append(m.to_template())
+    if schemas and not native_tools:
+        tools_text = generic_system_prompt(schemas)
+        if out and out[0]["role"] == "system":
+            out[0] = {**out[0], "content": out[0]["content"] + "\n\n" + tools_text}
+        else:
+            out.insert(0, {"role": "system", "content": tools_text})
+        # Templates without tool support often know no "tool" role either.
+        out = [
+            {"role": "user", "content": f"<tool_response>\n{d['content']}\n</tool_response>"}
+            if d["role"] == "tool"
+            else d
+            for d in out
+        ]
+    return out
+
+
+class LlamaBackend:
+    """A loaded GGUF model with its chat template and a warm KV cache."""
+
+    def __init__(
+        self,
+        model_path: str | Path,
+        *,
+        n_ctx: int = 8192,
+        n_threads: int | None = None,
+        n_gpu_layers: int = 0,
+        n_batch: int = 512,
+        verbose: bool = False,
+    ):
+        self.model_path = Path(model_path)
+        try:
+            self.llm = Llama(
+                model_path=str(self.model_path),
+                n_ctx=n_ctx,
+                n_threads=n_threads or os.cpu_count() or 2,
+                n_gpu_layers=n_gpu_layers,
+                n_batch=n_batch,
+                verbose=verbose,
+            )
+        except (ValueError, RuntimeError, OSError) as e:
+            raise BackendError(f"cannot load model {self.model_path}: {e}") from None
+        self.name = self.model_path.name
+        self.context_size = self.llm.n_ctx()
+        self.n_vocab = self.llm.n_vocab()
+        self._vocab = llama_cpp.llama_model_get_vocab(self.llm.model)
+        md = self.llm.metadata
+        self.template = md.get("tokenizer.chat_template") or _CHATML
+        self.native_tools = template_supports_tools(self.template)
+        self._add_bos = md.get("tokenizer.ggml.add_bos_token", "false") == "true"
+        self._bos = self._piece(self.llm.token_bos()) if self._add_bos else ""
+        self._eos = self._piece(self.llm.token_eos())
+        self._trigger = self.tokenize(CALL_OPEN)
+        self._structured: np.ndarray | None = None
+
+    # -- tokens ---------------------------------------------------------------
+
+    def _piece(self, token: int) -> str:
+        return self.llm.detokenize([token], special=True).decode("utf-8", errors="replace")
+
+    def tokenize(self, text: str, *, special: bool = True) -> list[int]:
+        """Token ids of ``text`` (template markers parsed as special tokens)."""
+        return self.llm.tokenize(text.encode("utf-8"), add_bos=False, special=special)
+
+    def count_tokens(self, text: str) -> int:
+        """Tokens in ``text``, special markers read as plain text."""
+        return len(self.llm.tokenize(text.encode("utf-8"), add_bos=False, special=False))
+
+    def render(self, messages: list[Message], schemas: list[dict[str, Any]]) -> str:
+        """The prompt for the next assistant turn."""
+        dicts = template_messages(messages, schemas, self.native_tools)
+        return render(
+            self.template,
+            dicts,
+            tools=schemas if self.native_tools else None,
+            bos_token=self._bos,
+            eos_token=self._eos,
+        )
+
+    def prompt_tokens(self, messages: list[Message], schemas: list[dict[str, Any]]) -> int:
+        return len(self._prompt_ids(messages, schemas))
+
+    def _prompt_ids(self, messages: list[Message], schemas: list[dict[str, Any]]) -> list[int]:
+        ids = self.tokenize(self.render(messages, schemas))
+        if self._add_bos:
+            ids = [self.llm.token_bos()] + ids
+        return ids
+
+    # -- KV cache ---------------------------------------------------------------
+
+    def _prefill(self, prompt: list[int]) -> int:
+        """Evaluate ``prompt``, reusing the cached prefix; returns tokens evaluated."""
+        cached = self.llm.input_ids[: self.llm.n_tokens]
+        n = min(len(cached), len(prompt) - 1)  # always evaluate >= 1 token for fresh logits
+        common = 0
+        if n > 0:
+            diff = np.nonzero(cached[:n] != np.asarray(prompt[:n]))[0]
+            common = int(diff[0]) if diff.size else n
+        self.llm.n_tokens = common  # eval() drops the KV cells past this point
+        self.llm.eval(prompt[common:])
+        return len(prompt) - common
+
+    def _structured_mask(self) -> np.ndarray:
+        """Tokens that start structured output: a call's envelope or a call in
+        disguise (brace, bracket, fence, tag) or bare white space."""
+        if self._structured is None:
+            starts = ("{", "[", "`", "<")
+            mask = np.zeros(self.n_vocab, dtype=bool)
+            for i in range(self.n_vocab):
+                piece = self.llm.detokenize([i], special=True).decode("utf-8", errors="replace")
+                mask[i] = piece.strip() == "" or piece.lstrip().startswith(starts)
+            mask[self._trigger[0]] = True
+            self._structured = mask
+        return self._structured
+
+    def _decide(self, logits: np.ndarray, threshold: float, matcher: GrammarMatcher) -> tuple[list[int], np.ndarray, float]:
+        """Call or prose at the first token. Returns the tokens to force (the
+        trigger, for a call), the logits to sample from, and the call mass."""
+        mask = self._structured_mask()
+        z = logits.astype(np.float64)
+        p = np.exp(z - z.max())
+        mass = float(p[mask].sum() / p.sum())
+        if mass >= threshold and all(matcher.allows(t) for t in self._trigger[:1]):
+            return list(self._trigger), logits, mass
+        prose = logits.copy()
+        prose[mask] = -np.inf
+        return [], prose, mass
+
+    def _logits(self) -> np.ndarray:
+        ptr = llama_cpp.llama_get_logits_ith(self.llm.ctx, -1)
+        return np.ctypeslib.as_array(ptr, shape=(self.n_vocab,))
+
+    # -- generation -------------------------------------------------------------
+
+    def generate(
+        self, messages: list[Message], schemas: list[dict[str, Any]], options: GenerateOptions
+    ) -> Generation:
+        t0 = time.monotonic()
+        prompt = self._prompt_ids(messages, schemas)
+        room = self.context_size - len(prompt)
+        if room < 1:
+            return Generation(
+                "", "context", prompt_tokens=len(prompt),
+                error=f"the prompt has {len(prompt)} tokens; the context window is {self.context_size}",
+            )
+        try:
+            matcher = (
+                GrammarMatcher(self._vocab, self.n_vocab, options.grammar) if options.grammar else None
+            )
+        except ConstraintError as e:
+            return Generation("", "error", prompt_tokens=len(prompt), error=str(e), info={"constraint_error": True})
+        try:
+            return self._decode(prompt, room, matcher, options, t0)
+        finally:
+            if matcher is not None:
+                matcher.close()
+
+    def _decode(
+        self,
+        prompt: list[int],
+        room: int,
+        matcher: GrammarMatcher | None,
+        options: GenerateOptions,
+        t0: float,
+    ) -> Generation:
+        evaluated = self._prefill(prompt)
+        rng = np.random.default_rng(options.seed)
+        decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        out: list[str] = []
+        n_out = 0
+        first: float | None = None
+        rejected = 0
+        finish = "length"
+        info: dict[str, Any] = {}
+        forced: list[int] = []
+        for i in range(min(options.max_tokens, room)):
+            logits = self._logits()
+            if i == 0 and matcher is not None and options.call_threshold is not None:
+                forced, logits, mass = self._decide(logits, options.call_threshold, matcher)
+                info["decision"] = "call" if forced else "prose"
+                info["call_mass"] = round(mass, 4)
+            if forced:
+                tok = forced.pop(0)
+            else:
+                tok = _choose(logits, options.temperature, rng)
+            if matcher is not None and not matcher.allows(tok):
+                rejected += 1
+                alt = _best_allowed(logits, matcher) if options.temperature <= 0 else None
+                if alt is not None:
+                    tok = alt
+                    masked = None
+                else:
+                    masked = matcher.mask(logits)
+            else:
+                masked = None
+            if masked is not None:
+                if not np.isfinite(masked).any():
+                    return Generation(
+                        "".join(out), "error", len(prompt), evaluated, n_out,
+                        time.monotonic() - t0, first,
+                        error="the grammar allows no token here; the step is stopped (fail closed)",
+                        info={"constraint_error": True},
+                    )
+                tok = _choose(masked, options.temperature, rng)
+            if first is None:
+                first = time.monotonic() - t0
+            if llama_cpp.llama_vocab_is_eog(self._vocab, tok):
+                finish = "stop"
+                break
+            if matcher is not None:
+                matcher.accept(tok)
+            piece = decoder.decode(self.llm.detokenize([tok], special=True))
+            n_out += 1
+            if piece:
+                out.append(piece)
+                if options.on_text:
+                    options.on_text(piece)
+            self.llm.eval([tok])
+        tail = decoder.decode(b"", final=True)
+        if tail:
+            out.append(tail)
+        text = "".join(out)
+        if finish == "length" and n_out >= room:
+            finish = "context"
+        return Generation(
+            text, finish, len(prompt), evaluated, n_out, time.monotonic() - t0, first,
+            error="the context window filled up during the reply" if finish == "context" else None,
+            info={**info, "grammar_rejections": rejected} if matcher is not None else info,
+        )
+
+
+def _best_allowed(logits: np.ndarray, matcher: GrammarMatcher, k: int = 48) -> int | None:
+    """Under greedy decoding, the best token the grammar allows among the top
+    ``k``: the same token the full mask would give, at a fraction of its cost."""
+    top = np.argpartition(logits, -k)[-k:]
+    for tok in top[np.argsort(-logits[top])]:
+        if matcher.allows(int(tok)):
+            return int(tok)
+    return None
+
+
+def _choose(logits: np.ndarray, temperature: float, rng: np.random.Generator) -> int:
+    if temperature <= 0:
+        return int(np.argmax(logits))
+    z = logits.astype(np.float64) / temperature
+    z -= z.max()
+    p = np.exp(z)
+    p /= p.sum()
+    return int(rng.choice(len(p), p=p))
+
+
+_CHATML = (
+    "{% for message in messages %}{{'<|im_start|>' + message['role'] + '\n' + message['content']"
+    " + '<|im_end|>' + '\n'}}{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\n' }}{% endif %}"
+)

@@ -1,0 +1,115 @@
+"""``localagent run``: one task, shown live, ending in an answer and a summary line."""
+
+from __future__ import annotations
+
+import json
+import signal
+import sys
+from pathlib import Path
+from typing import Any, Optional
+
+import typer
+
+from ..errors import ConfigError
+from ..messages import ToolCall, ToolResult
+from ..stops import EXIT_CODES, Limits
+from ..trace import new_trace_path
+
+
+def _preview(text: str, width: int = 100) -> str:
+    line = " ".join(text.split())
+    return line if len(line) <= width else line[: width - 1] + "…"
+
+
+class LivePrinter:
+    """Shows a run as it happens: streamed text, calls, result previews."""
+
+    def __init__(self, out: Any = sys.stderr):
+        self.out = out
+
+    def step(self, n: int) -> None:
+        print(f"\n── step {n}", file=self.out, flush=True)
+
+    def text(self, piece: str) -> None:
+        self.out.write(piece)
+        self.out.flush()
+
+    def call(self, c: ToolCall) -> None:
+        args = json.dumps(c.arguments, ensure_ascii=False)
+        print(f"\n→ {c.name}({_preview(args, 80)})", file=self.out, flush=True)
+
+    def result(self, c: ToolCall, r: ToolResult) -> None:
+        mark = "✗" if r.is_error else "←"
+        print(f"  {mark} {_preview(r.content)}", file=self.out, flush=True)
+
+
+def _sigterm(*_: Any) -> None:
+    raise KeyboardInterrupt
+
+
+def run(
+    task: str = typer.Argument(..., help="What the agent should do."),
+    root: Path = typer.Option(Path("."), "--root", help="The folder the tools work in."),
+    model: Optional[str] = typer.Option(None, "--model", help="A model id (see `models list`) or a .gguf path."),
+    max_steps: int = typer.Option(12, "--max-steps", min=1, help="Step limit."),
+    token_budget: Optional[int] = typer.Option(None, "--token-budget", min=1, help="Budget on tokens evaluated plus generated."),
+    deadline: Optional[float] = typer.Option(None, "--deadline", help="Wall-clock limit in seconds."),
+    trace: Optional[Path] = typer.Option(None, "--trace", help="Trace file (JSONL); default: a new file under LOCALAGENT_TRACES."),
+    tools_file: Optional[Path] = typer.Option(None, "--tools", help="A Python file of extra @tool functions."),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object and nothing else on stdout."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="Print only the answer."),
+    free: bool = typer.Option(False, "--free", help="Turn the grammar constraint off (for comparison)."),
+    temperature: float = typer.Option(0.0, "--temperature", min=0.0, max=2.0),
+    seed: int = typer.Option(0, "--seed"),
+    n_ctx: int = typer.Option(8192, "--ctx", min=256, help="Context window in tokens."),
+    n_gpu_layers: int = typer.Option(0, "--n-gpu-layers", help="Layers to offload to a GPU (needs a CUDA or Metal build)."),
+    verbose: bool = typer.Option(False, "--verbose", help="Show llama.cpp's own logs."),
+) -> None:
+    """Run TASK with the agent in ROOT and print the answer."""
+    from ..backends import load_llama
+    from ..builtin_tools import workspace_tools
+    from ..loop import Agent, AgentConfig, Events
+    from ..prompt import load_prompt
+    from ..tools import load_tools_file
+    from ..workspace import Workspace
+
+    if not root.is_dir():
+        raise ConfigError(f"--root {root} is not a readable folder")
+    ws = Workspace(root)
+    tools = workspace_tools(ws)
+    if tools_file is not None:
+        tools += load_tools_file(tools_file)
+    backend = load_llama(model, n_ctx=n_ctx, n_gpu_layers=n_gpu_layers, verbose=verbose, progress=not as_json)
+    config = AgentConfig(
+        limits=Limits(max_steps=max_steps, token_budget=token_budget, deadline_s=deadline),
+        temperature=temperature,
+        seed=seed,
+        constrained=not free,
+        system_prompt=load_prompt("system").strip(),
+    )
+    agent = Agent(backend, tools, root=root, config=config)
+    live = not (as_json or quiet)
+    p = LivePrinter()
+    events = Events(on_text=p.text, on_step_start=p.step, on_call=p.call, on_result=p.result) if live else None
+    signal.signal(signal.SIGTERM, _sigterm)
+    result = agent.run(task, trace=trace or new_trace_path(), events=events)
+    if as_json:
+        print(json.dumps(result.to_dict(), ensure_ascii=False))
+    else:
+        if live:
+            print("\n", file=sys.stderr)
+        print(result.answer)
+        if live:
+            u = result.usage
+            print(
+                f"[{result.steps} steps · {u.prompt_tokens_evaluated} tokens evaluated of "
+                f"{u.prompt_tokens_sent} sent · {u.completion_tokens} generated · "
+                f"{result.seconds:.1f} s · {result.stop_reason.value}] trace: {result.trace}",
+                file=sys.stderr,
+            )
+    raise typer.Exit(EXIT_CODES[result.stop_reason])
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``run`` to the top-level app."""
+    app.command("run")(run)

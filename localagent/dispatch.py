@@ -1,0 +1,288 @@
+"""Dispatch: validate, approve, run with a timeout, truncate; exactly one result per call.
+
+Tools run one at a time, in the order called, each in a daemon worker thread so that a
+timeout can be enforced. Python cannot kill a thread: a tool past its timeout is abandoned
+and keeps running in the background until it returns. Tools that start processes must kill
+them on their own timeout (``subprocess.run(..., timeout=...)``).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import threading
+import time
+import traceback
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from io import StringIO
+from typing import Any, TextIO
+
+from pydantic import BaseModel
+
+from .errors import ToolErrorInfo
+from .messages import ToolCall, ToolResult
+from .tools import Tool, ToolContext, ToolSet
+from .validate import closest_names, validate_arguments
+from .workspace import WorkspaceError
+
+__all__ = ["Approver", "Dispatcher", "estimate_tokens", "truncate"]
+
+Approver = Callable[[Tool, ToolCall], tuple[bool, str]]  # (approved?, reason shown to the model)
+DEFAULT_MAX_RETRIES = 3  # for names that are no tool at all
+
+
+def estimate_tokens(text: str) -> int:
+    """A tokenizer-free estimate: about four characters per token."""
+    return (len(text) + 3) // 4
+
+
+def truncate(text: str, limit: int, count_tokens: Callable[[str], int] = estimate_tokens) -> tuple[str, int]:
+    """The longest head of ``text`` within ``limit`` tokens, and how many tokens were cut."""
+    total = count_tokens(text)
+    if total <= limit:
+        return text, 0
+    if limit <= 0:
+        return "", total
+    # Search only a window near the answer: counting a megabyte at every step would be slow
+    # with a real tokenizer. Few tokens are longer than 16 characters; widen if they are.
+    lo, hi = 0, min(len(text), limit * 16)
+    while hi < len(text) and count_tokens(text[:hi]) <= limit:
+        lo, hi = hi, min(len(text), hi * 2)
+    # Invariant: text[:lo] fits, text[:hi] does not.
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if count_tokens(text[:mid]) <= limit:
+            lo = mid
+        else:
+            hi = mid
+    head = text[:lo]
+    return head, total - count_tokens(head)
+
+
+class _Router:
+    """Stands in for sys.stdout/stderr: writes from a tool's thread go to its buffer."""
+
+    def __init__(self, target: TextIO) -> None:
+        self.target = target
+        self.sinks: dict[int, StringIO] = {}
+
+    def write(self, s: str) -> int:
+        sink = self.sinks.get(threading.get_ident())
+        return (sink or self.target).write(s)
+
+    def flush(self) -> None:
+        self.target.flush()
+
+    def __getattr__(self, name: str) -> Any:  # encoding, isatty, fileno, ...
+        return getattr(self.target, name)
+
+
+_router_lock = threading.Lock()
+_routers: dict[str, _Router] = {}
+
+
+@contextmanager
+def _routed_output() -> Iterator[tuple[_Router, _Router]]:
+    """Route tool threads' prints for the duration of a batch, then put the streams back.
+
+    Swapping sys.stdout is process-global, so other threads' writes pass straight through.
+    While an abandoned (timed-out) tool is still alive the router stays installed, so that
+    its late prints are swallowed instead of landing on the terminal.
+    """
+    with _router_lock:
+        for name in ("stdout", "stderr"):
+            current = getattr(sys, name)
+            if current is not _routers.get(name):
+                _routers[name] = _Router(current)
+                setattr(sys, name, _routers[name])
+    try:
+        yield _routers["stdout"], _routers["stderr"]
+    finally:
+        with _router_lock:
+            for name, router in list(_routers.items()):
+                if getattr(sys, name) is router and not router.sinks:
+                    setattr(sys, name, router.target)
+                    del _routers[name]
+
+
+class Dispatcher:
+    """Runs a turn's tool calls and returns one ``ToolResult`` per call, in order."""
+
+    def __init__(
+        self,
+        tools: ToolSet,
+        ctx: ToolContext,
+        *,
+        max_result_tokens: int = 1000,
+        count_tokens: Callable[[str], int] | None = None,
+        approver: Approver | None = None,
+    ) -> None:
+        self.tools = tools
+        self.ctx = ctx
+        self.max_result_tokens = max_result_tokens
+        self.count_tokens = count_tokens or estimate_tokens
+        self.approver = approver
+        self.failures: dict[str, int] = {}  # consecutive failed calls, per tool name
+
+    @property
+    def retry_exhausted(self) -> list[str]:
+        """Tools whose consecutive failures passed their ``max_retries``: the loop should stop."""
+        return [n for n, k in self.failures.items() if k > self._max_retries(n)]
+
+    def reset_retries(self) -> None:
+        """Forget failure counts (e.g. when a new task starts)."""
+        self.failures.clear()
+
+    def run(self, calls: list[ToolCall]) -> list[ToolResult]:
+        """Run ``calls`` in order; a failing call gives an error result, never an exception."""
+        with _routed_output() as routers:
+            return [self._run_one(call, routers) for call in calls]
+
+    def _max_retries(self, name: str) -> int:
+        t = self.tools.get(name)
+        return t.max_retries if t else DEFAULT_MAX_RETRIES
+
+    def _run_one(self, call: ToolCall, routers: tuple[_Router, _Router]) -> ToolResult:
+        start = time.perf_counter()
+        t = self.tools.get(call.name)
+        content, printed, error = "", "", None
+        if t is None:
+            error = self._unknown_tool(call.name)
+        else:
+            checked = validate_arguments(t, call.arguments, self.ctx)
+            if isinstance(checked, ToolErrorInfo):
+                error = checked
+            elif t.irreversible and (denial := self._approve(t, call)) is not None:
+                error = denial
+            else:
+                if t.context_param:
+                    checked[t.context_param] = self.ctx
+                content, printed, error = self._execute(t, checked, routers)
+
+        if error is None:
+            self.failures.pop(call.name, None)
+        elif error.kind != "denied":  # a person's refusal is no mistake of the model's
+            self.failures[call.name] = self.failures.get(call.name, 0) + 1
+            if self.failures[call.name] > self._max_retries(call.name):
+                error.message += f" (retry limit reached for '{call.name}')"
+        if error is not None:
+            if printed:
+                error.detail["printed"] = printed
+            content = error.render()
+        elif printed:
+            content = f"{content}\n[printed output]\n{printed}" if content else printed
+
+        content, cut = self._truncate(t, call, content)
+        return ToolResult(
+            call_id=call.id,
+            name=call.name,
+            content=content,
+            error=error,
+            truncated_tokens=cut,
+            seconds=time.perf_counter() - start,
+        )
+
+    def _unknown_tool(self, name: str) -> ToolErrorInfo:
+        names = self.tools.names()
+        if not names:
+            return ToolErrorInfo(kind="unknown_tool", message=f"unknown tool '{name}'; no tools are available")
+        alts = closest_names(str(name), names, limit=1)
+        ordered = alts + [n for n in names if n not in alts]
+        # The closest name leads the list; kept out of `alternatives` so render() does not
+        # repeat it as a second "closest:" clause.
+        return ToolErrorInfo(
+            kind="unknown_tool",
+            message=f"unknown tool '{name}'; available tools: {', '.join(ordered)}",
+            detail={"closest": alts},
+        )
+
+    def _approve(self, t: Tool, call: ToolCall) -> ToolErrorInfo | None:
+        if self.approver is None:
+            message = f"denied: '{t.name}' requires human approval and no approver is set; do not retry it"
+            return ToolErrorInfo(kind="denied", message=message)
+        ok, reason = self.approver(t, call)
+        if ok:
+            return None
+        why = f": {reason}" if reason else ""
+        return ToolErrorInfo(kind="denied", message=f"denied: the user refused '{t.name}'{why}")
+
+    def _execute(
+        self, t: Tool, kwargs: dict[str, Any], routers: tuple[_Router, _Router]
+    ) -> tuple[str, str, ToolErrorInfo | None]:
+        """(content, printed output, error) of one run in a worker thread."""
+        box: dict[str, Any] = {}
+        out = StringIO()
+        done = threading.Event()
+
+        def work() -> None:
+            me = threading.get_ident()
+            for r in routers:
+                r.sinks[me] = out
+            try:
+                box["value"] = t.fn(**kwargs)
+            except BaseException as e:  # a tool's sys.exit() must not end the agent
+                box["error"] = e
+            finally:
+                for r in routers:  # before done.set(), so the batch can put the streams back
+                    r.sinks.pop(me, None)
+                done.set()
+
+        threading.Thread(target=work, name=f"tool-{t.name}", daemon=True).start()
+        if not done.wait(t.timeout):
+            message = f"'{t.name}' did not finish within {t.timeout:g} s and was abandoned"
+            return "", out.getvalue(), ToolErrorInfo(kind="timeout", message=message)
+        printed = out.getvalue()
+        if "error" in box:
+            return "", printed, _exception_info(t, box["error"])
+        try:
+            return _to_text(box["value"]), printed, None
+        except (TypeError, ValueError):
+            kind = type(box["value"]).__name__
+            return "", printed, ToolErrorInfo(kind="tool_exception", message=f"result is not serialisable: {kind}")
+
+    def _truncate(self, t: Tool | None, call: ToolCall, content: str) -> tuple[str, int]:
+        limit = self.max_result_tokens
+        if self.count_tokens(content) <= limit:
+            return content, 0
+        pages = t is not None and "offset" in t.parameters.get("properties", {})
+        # Reserve room for the marker, measured with the widest numbers it could hold.
+        reserve = self.count_tokens(_marker(t, 10**12, 10**12, 10**12, pages)) + 1  # + newline
+        head, cut = truncate(content, limit - reserve, self.count_tokens)
+        if pages:
+            # Convention: a tool's `offset` counts lines of its output (as read_file's does),
+            # so cut at a line end and point at the first line not shown.
+            if "\n" in head:
+                head = head[: head.rindex("\n") + 1]
+            cut = self.count_tokens(content) - self.count_tokens(head)
+        start = call.arguments.get("offset", 0) if isinstance(call.arguments, dict) else 0
+        next_offset = (start if isinstance(start, int) else 0) + head.count("\n")
+        total = self.count_tokens(content)
+        return head.rstrip("\n") + "\n" + _marker(t, cut, total, next_offset, pages), cut
+
+
+def _marker(t: Tool | None, cut: int, total: int, offset: int, pages: bool) -> str:
+    line = f"[... truncated: {cut} of {total} tokens cut"
+    if pages and t is not None:
+        return line + f"; call {t.name} with offset={offset} to read more]"
+    return line + "]"
+
+
+def _exception_info(t: Tool, e: BaseException) -> ToolErrorInfo:
+    if isinstance(e, WorkspaceError):  # already phrased for the model
+        return e.info
+    text = " ".join(str(e).split())[:300]
+    message = f"'{t.name}' raised {type(e).__name__}" + (f": {text}" if text else "")
+    # The traceback is for the trace file only; the model never sees it.
+    tb = "".join(traceback.format_exception(type(e), e, e.__traceback__))
+    return ToolErrorInfo(kind="tool_exception", message=message, detail={"traceback": tb})
+
+
+def _to_text(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    if value is None:
+        return "ok"
+    if isinstance(value, BaseModel):
+        return value.model_dump_json()
+    return json.dumps(value, ensure_ascii=False)

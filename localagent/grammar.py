@@ -1,0 +1,110 @@
+"""Grammars for one step: built from the tools' JSON schemas, pure and cached.
+
+The fixed pieces live in ``grammars/calls.gbnf`` and ``grammars/prose.gbnf``; the per-tool argument
+rules come from llama-cpp-python's port of llama.cpp's JSON-schema converter.
+A grammar that cannot be built raises ``ConstraintError``: the step fails
+closed, it never falls back to unconstrained output.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
+from typing import Any, Literal
+
+from .errors import ConstraintError
+
+ToolChoiceMode = Literal["auto", "required", "none"]
+
+
+@dataclass(frozen=True)
+class ToolChoice:
+    """auto, required, none, or one named tool (``name`` set, mode required)."""
+
+    mode: ToolChoiceMode = "auto"
+    name: str | None = None
+
+    @staticmethod
+    def parse(value: str) -> "ToolChoice":
+        """``auto``, ``required``, ``none``, or a tool name."""
+        if value in ("auto", "required", "none"):
+            return ToolChoice(value)  # type: ignore[arg-type]
+        return ToolChoice("required", value)
+
+
+@lru_cache(maxsize=None)
+def load_grammar_file(name: str) -> str:
+    """A grammar piece from ``grammars/NAME.gbnf``, comments kept."""
+    return (resources.files("localagent.grammars") / f"{name}.gbnf").read_text(encoding="utf-8")
+
+
+def _args_rules(schemas: tuple[str, ...]) -> tuple[list[str], str]:
+    # Imported here: the converter lives in llama_cpp, which loads the native library.
+    from llama_cpp.llama_grammar import SchemaConverter
+
+    conv = SchemaConverter(prop_order={}, allow_fetch=False, dotall=False, raw_pattern=False)
+    names = []
+    for i, text in enumerate(schemas):
+        schema = json.loads(text)
+        schema = conv.resolve_refs(schema, f"tool{i}")
+        names.append(conv.visit(schema, f"args{i}"))
+    return names, conv.format_grammar()
+
+
+def _literal(s: str) -> str:
+    return json.dumps(s, ensure_ascii=False)
+
+
+def build_grammar(
+    tools: list[dict[str, Any]],
+    choice: ToolChoice = ToolChoice(),
+    *,
+    parallel: bool = True,
+    reason: bool = False,
+) -> str:
+    """The GBNF for one step over ``tools`` (OpenAI-style function schemas)."""
+    key = tuple(json.dumps(t, sort_keys=True) for t in tools)
+    return _build_cached(key, choice, parallel, reason)
+
+
+@lru_cache(maxsize=64)
+def _build_cached(tools_key: tuple[str, ...], choice: ToolChoice, parallel: bool, reason: bool) -> str:
+    tools = [json.loads(t)["function"] for t in tools_key]
+    names = [t["name"] for t in tools]
+    if choice.name is not None:
+        if choice.name not in names:
+            raise ConstraintError(
+                f"tool_choice names '{choice.name}', which is not a tool; tools: {', '.join(names)}"
+            )
+        tools = [t for t in tools if t["name"] == choice.name]
+    if choice.mode != "none" and not tools:
+        raise ConstraintError("tool_choice requires a call but no tools are registered")
+
+    calls = "calls-many" if parallel else "calls-one"
+    prefix = "thought " if reason else ""
+    root = {
+        "auto": f"prose | {prefix}{calls}",
+        "required": f"{prefix}{calls}",
+        "none": "prose",
+    }[choice.mode]
+    parts = [f"root ::= {root}", load_grammar_file("prose")]
+    if choice.mode != "none":
+        parts.append(load_grammar_file("calls"))
+        schemas = tuple(
+            json.dumps(t.get("parameters") or {"type": "object", "properties": {}}, sort_keys=True)
+            for t in tools
+        )
+        try:
+            arg_rules, rules = _args_rules(schemas)
+        except Exception as e:  # the converter raises bare exceptions on bad schemas
+            raise ConstraintError(f"cannot build a grammar for these tool schemas: {e}") from None
+        alts = []
+        for i, (t, arg_rule) in enumerate(zip(tools, arg_rules)):
+            head = '{"name": ' + _literal(t["name"]) + ', "arguments": '
+            alts.append(f"call{i}")
+            parts.append(f"call{i} ::= {_literal(head)} {arg_rule} \"}}\"")
+        parts.append("call ::= " + " | ".join(alts))
+        parts.append(rules)
+    return "\n".join(parts) + "\n"

@@ -1,0 +1,456 @@
+"""The agent loop, written once and shared by every front end.
+
+Ask the model, append its turn, stop if it called no tool, otherwise run every
+call, append one result per call, and ask again, until a stop condition says
+otherwise. The history is the model's only memory.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from .backends.base import Backend, Generation, GenerateOptions
+from .dispatch import Dispatcher
+from .errors import ConstraintError, ToolErrorInfo
+from .formats import parse
+from .grammar import ToolChoice, build_grammar
+from .history import fold
+from .messages import Message, ToolCall, ToolResult
+from .prompt import load_prompt
+from .stops import Limits, Stop, StopReason, StopWatch
+from .tools import Tool, ToolContext, ToolSet
+from .trace import TraceWriter
+from .workspace import Workspace
+
+
+@dataclass
+class AgentConfig:
+    """Everything that shapes a run besides the model and the tools."""
+
+    limits: Limits = field(default_factory=Limits)
+    max_tokens: int = 384  # per step
+    temperature: float = 0.0
+    seed: int | None = 0
+    constrained: bool = True
+    tool_choice: str = "auto"
+    parallel_calls: bool = True
+    reason: bool = False
+    max_result_tokens: int = 800
+    context_limit: int | None = None  # fold above this many prompt tokens (default: the window)
+    keep_recent_results: int = 2
+    system_prompt: str | None = None
+    final_answer_on_stop: bool = True  # one prose-only turn after max_steps / no progress
+    # Call or prose is decided at the first token (see GenerateOptions); used
+    # with tool_choice auto under the constraint, unless ``reason`` is on.
+    call_threshold: float | None = 0.5
+    # A turn that only repeats calls whose results are already in the history
+    # is generated again as prose (the 0.5B model otherwise re-reads for ever).
+    repeat_guard: bool = True
+
+
+@dataclass
+class Usage:
+    """Token accounting. ``sent`` grows with the square of the steps;
+    ``evaluated`` only with what is new when the KV cache is reused."""
+
+    prompt_tokens_sent: int = 0
+    prompt_tokens_evaluated: int = 0
+    completion_tokens: int = 0
+
+    @property
+    def total(self) -> int:
+        """Tokens the model really processed: evaluated prompt plus generated."""
+        return self.prompt_tokens_evaluated + self.completion_tokens
+
+    def add(self, gen: Generation) -> None:
+        self.prompt_tokens_sent += gen.prompt_tokens
+        self.prompt_tokens_evaluated += gen.prompt_tokens_evaluated
+        self.completion_tokens += gen.completion_tokens
+
+    def to_dict(self) -> dict[str, int]:
+        return {
+            "prompt_tokens_sent": self.prompt_tokens_sent,
+            "prompt_tokens_evaluated": self.prompt_tokens_evaluated,
+            "completion_tokens": self.completion_tokens,
+            "total_tokens": self.total,
+        }
+
+
+@dataclass
+class StepRecord:
+    """What one step did; also the trace record."""
+
+    step: int
+    generation: Generation
+    calls: list[ToolCall]
+    results: list[ToolResult]
+    parse_errors: list[str]
+    seconds: float
+
+
+@dataclass
+class RunResult:
+    """The outcome of one run."""
+
+    answer: str
+    stop_reason: StopReason
+    message: str
+    steps: int
+    usage: Usage
+    trace: str | None
+    history: list[Message]
+    records: list[StepRecord]
+    seconds: float
+
+    @property
+    def forced(self) -> bool:
+        return self.stop_reason.forced
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "answer": self.answer,
+            "stop_reason": self.stop_reason.value,
+            "message": self.message,
+            "steps": self.steps,
+            "usage": self.usage.to_dict(),
+            "trace": self.trace,
+            "seconds": round(self.seconds, 3),
+        }
+
+
+@dataclass
+class Events:
+    """Callbacks a front end can hook to show a run live."""
+
+    on_text: Callable[[str], None] | None = None
+    on_step_start: Callable[[int], None] | None = None
+    on_call: Callable[[ToolCall], None] | None = None
+    on_result: Callable[[ToolCall, ToolResult], None] | None = None
+
+
+class Agent:
+    """A model, a tool set and a config: ``run(task)`` drives the loop."""
+
+    def __init__(
+        self,
+        backend: Backend,
+        tools: list[Tool] | ToolSet,
+        *,
+        root: Path | str | None = None,
+        config: AgentConfig | None = None,
+        approver: Callable[..., tuple[bool, str]] | None = None,
+    ):
+        self.backend = backend
+        self.tools = tools if isinstance(tools, ToolSet) else ToolSet(tools)
+        self.config = config or AgentConfig()
+        self.workspace = Workspace(root) if root is not None else None
+        self.ctx = ToolContext(workspace=self.workspace, state={})
+        self.approver = approver
+        self._choice = ToolChoice.parse(self.config.tool_choice)
+
+    def worst_case_tokens(self) -> int:
+        """The most a run can cost before it starts: steps x context window."""
+        return self.config.limits.max_steps * self.backend.context_size
+
+    def _grammar(self, schemas: list[dict[str, Any]], choice: ToolChoice) -> str | None:
+        if not self.config.constrained:
+            return None
+        return build_grammar(
+            schemas, choice, parallel=self.config.parallel_calls, reason=self.config.reason
+        )
+
+    def _threshold(self) -> float | None:
+        cfg = self.config
+        if cfg.constrained and self._choice.mode == "auto" and not cfg.reason:
+            return cfg.call_threshold
+        return None
+
+    def run(
+        self,
+        task: str,
+        *,
+        trace: Path | str | None = None,
+        events: Events | None = None,
+        history: list[Message] | None = None,
+    ) -> RunResult:
+        """Run ``task`` to a stop; never raises for model or tool failures.
+
+        ``history`` continues an earlier conversation (chat); the task is
+        appended as a new user turn.
+        """
+        ev = events or Events()
+        cfg = self.config
+        writer = TraceWriter(trace)
+        started = time.monotonic()
+        schemas = self.tools.schemas()
+        msgs: list[Message] = list(history or [])
+        if not msgs and cfg.system_prompt:
+            msgs.append(Message("system", cfg.system_prompt))
+        msgs.append(Message("user", task))
+        usage = Usage()
+        records: list[StepRecord] = []
+        watch = StopWatch(cfg.limits)
+        dispatcher = Dispatcher(
+            self.tools,
+            self.ctx,
+            max_result_tokens=cfg.max_result_tokens,
+            count_tokens=self.backend.count_tokens,
+            approver=self.approver,
+        )
+        writer.write(
+            {
+                "type": "run_start",
+                "task": task,
+                "model": self.backend.name,
+                "tools": self.tools.names(),
+                "config": _config_dict(cfg),
+                "worst_case_tokens": self.worst_case_tokens(),
+            }
+        )
+        stop: Stop | None = None
+        answer = ""
+        answered: set[str] = set()  # calls whose results are in the history
+        step = 0
+        try:
+            while True:
+                stop = watch.before_step(step + 1, usage.total)
+                if stop:
+                    break
+                step += 1
+                if ev.on_step_start:
+                    ev.on_step_start(step)
+                msgs, stop = self._fit(msgs, schemas)
+                if stop:
+                    break
+                t0 = time.monotonic()
+                try:
+                    grammar = self._grammar(schemas, self._choice)
+                except ConstraintError as e:
+                    stop = Stop(StopReason.CONSTRAINT_ERROR, str(e))
+                    break
+                gen = self._generate(msgs, schemas, grammar, ev, self._threshold())
+                usage.add(gen)
+                if gen.finish_reason == "error":
+                    reason = (
+                        StopReason.CONSTRAINT_ERROR
+                        if gen.info.get("constraint_error")
+                        else StopReason.BACKEND_ERROR
+                    )
+                    stop = Stop(reason, gen.error or "the model failed")
+                    self._record(writer, records, step, gen, [], [], [], t0)
+                    break
+                if gen.finish_reason == "context":
+                    stop = Stop(StopReason.CONTEXT_FULL, gen.error or "the context window is full")
+                    self._record(writer, records, step, gen, [], [], [], t0)
+                    break
+                calls, errors, content = self._calls(gen, step)
+                if calls and not errors and self._is_repeat(calls, answered):
+                    # The same calls again, with their results already in the
+                    # history: the model is stuck, not working. Ask it for prose.
+                    try:
+                        prose = self._grammar(schemas, ToolChoice("none"))
+                    except ConstraintError as e:
+                        stop = Stop(StopReason.CONSTRAINT_ERROR, str(e))
+                        break
+                    retry = self._generate(msgs, schemas, prose, ev, None)
+                    usage.add(retry)
+                    retry.info["repeat_guard"] = [c.canonical() for c in calls]
+                    retry.prompt_tokens += gen.prompt_tokens
+                    retry.prompt_tokens_evaluated += gen.prompt_tokens_evaluated
+                    retry.completion_tokens += gen.completion_tokens
+                    usage.prompt_tokens_sent -= gen.prompt_tokens
+                    usage.prompt_tokens_evaluated -= gen.prompt_tokens_evaluated
+                    usage.completion_tokens -= gen.completion_tokens
+                    gen = retry
+                    calls, errors, content = self._calls(gen, step)
+                msgs.append(Message("assistant", content, tool_calls=calls, raw=gen.text))
+                if not calls and not errors:
+                    answer = content
+                    stop = Stop(StopReason.ANSWERED, "the model answered")
+                    self._record(writer, records, step, gen, [], [], [], t0)
+                    break
+                for c in calls:
+                    if ev.on_call:
+                        ev.on_call(c)
+                results = dispatcher.run(calls)
+                results += [_format_error(step, i, e, gen) for i, e in enumerate(errors)]
+                for c, r in zip(calls, results):
+                    if ev.on_result:
+                        ev.on_result(c, r)
+                for c, r in zip(calls, results):
+                    if r.is_error:
+                        answered.discard(c.canonical())
+                    elif (t := self.tools.get(c.name)) is not None and t.irreversible:
+                        answered.clear()  # the world changed: earlier results may be stale
+                    else:
+                        answered.add(c.canonical())
+                for r in results:
+                    msgs.append(Message("tool", r.content, tool_call_id=r.call_id, name=r.name))
+                self._record(writer, records, step, gen, calls, results, errors, t0)
+                if content:
+                    answer = content
+                stop = watch.after_results(calls, results)
+                if stop is None and dispatcher.retry_exhausted:
+                    stop = Stop(StopReason.RETRY_LIMIT, "retry limit reached for a tool")
+                if stop:
+                    break
+        except KeyboardInterrupt:
+            stop = Stop(StopReason.INTERRUPTED, "interrupted")
+        assert stop is not None
+        if stop.reason.forced:
+            answer = self._forced_answer(stop, msgs, schemas, usage, answer, ev)
+        result = RunResult(
+            answer=answer,
+            stop_reason=stop.reason,
+            message=stop.message,
+            steps=step,
+            usage=usage,
+            trace=str(writer.path) if writer.path else None,
+            history=msgs,
+            records=records,
+            seconds=time.monotonic() - started,
+        )
+        writer.write({"type": "run_end", **result.to_dict()})
+        writer.close()
+        return result
+
+    def _generate(
+        self,
+        msgs: list[Message],
+        schemas: list[dict[str, Any]],
+        grammar: str | None,
+        ev: Events,
+        threshold: float | None,
+    ) -> Generation:
+        cfg = self.config
+        return self.backend.generate(
+            msgs,
+            schemas,
+            GenerateOptions(
+                max_tokens=cfg.max_tokens,
+                temperature=cfg.temperature,
+                seed=cfg.seed,
+                grammar=grammar,
+                on_text=ev.on_text,
+                call_threshold=threshold,
+            ),
+        )
+
+    def _is_repeat(self, calls: list[ToolCall], answered: set[str]) -> bool:
+        cfg = self.config
+        return (
+            cfg.repeat_guard
+            and cfg.constrained
+            and self._choice.mode == "auto"
+            and all(c.canonical() in answered for c in calls)
+        )
+
+    def _fit(self, msgs: list[Message], schemas: list[dict[str, Any]]) -> tuple[list[Message], Stop | None]:
+        """Fold old results so that the prompt plus one reply fits the window."""
+        window = self.backend.context_size
+        limit = min(self.config.context_limit or window, window) - self.config.max_tokens
+        fits = lambda h: self.backend.prompt_tokens(h, schemas) <= limit  # noqa: E731
+        out = fold(msgs, fits, keep_recent=self.config.keep_recent_results)
+        if not fits(out):
+            n = self.backend.prompt_tokens(out, schemas)
+            return out, Stop(
+                StopReason.CONTEXT_FULL,
+                f"the prompt needs {n} tokens and only {limit} fit with room for a reply, "
+                "even with old tool results folded",
+            )
+        return out, None
+
+    def _calls(self, gen: Generation, step: int) -> tuple[list[ToolCall], list[str], str]:
+        if gen.tool_calls is not None:
+            return gen.tool_calls, [], gen.text
+        parsed = parse(gen.text)
+        calls = [ToolCall(f"call_{step}_{i}", c.name, c.arguments) for i, c in enumerate(parsed.calls)]
+        errors = list(parsed.errors)
+        if gen.finish_reason == "length" and "<tool_call>" in gen.text and not errors:
+            # A call cut short must never run half-parsed.
+            calls = []
+            errors.append("the reply hit the token limit inside a tool call; make the call shorter")
+        return calls, errors, parsed.content
+
+    def _record(
+        self,
+        writer: TraceWriter,
+        records: list[StepRecord],
+        step: int,
+        gen: Generation,
+        calls: list[ToolCall],
+        results: list[ToolResult],
+        errors: list[str],
+        t0: float,
+    ) -> None:
+        rec = StepRecord(step, gen, calls, results, errors, time.monotonic() - t0)
+        records.append(rec)
+        writer.write(
+            {
+                "type": "step",
+                "step": step,
+                "prompt_tokens": gen.prompt_tokens,
+                "prompt_tokens_evaluated": gen.prompt_tokens_evaluated,
+                "prompt_tokens_reused": gen.prompt_tokens_reused,
+                "completion_tokens": gen.completion_tokens,
+                "finish_reason": gen.finish_reason,
+                "model_seconds": round(gen.seconds, 4),
+                "first_token_seconds": gen.first_token_seconds,
+                "step_seconds": round(rec.seconds, 4),
+                "text": gen.text,
+                "calls": [c.to_dict() for c in calls],
+                "results": [r.to_dict() for r in results],
+                "parse_errors": errors,
+                "error": gen.error,
+                "info": gen.info,
+            }
+        )
+
+    def _forced_answer(
+        self,
+        stop: Stop,
+        msgs: list[Message],
+        schemas: list[dict[str, Any]],
+        usage: Usage,
+        partial: str,
+        ev: Events,
+    ) -> str:
+        """The best answer available after a forced stop, marked as forced."""
+        answer = partial
+        wants_final = stop.reason in (
+            StopReason.MAX_STEPS,
+            StopReason.REPEATED_CALL,
+            StopReason.CONSECUTIVE_ERRORS,
+            StopReason.RETRY_LIMIT,
+        )
+        if self.config.final_answer_on_stop and wants_final:
+            ask = list(msgs) + [
+                Message("user", "Stop calling tools now. Answer the task as well as you can with what you found.")
+            ]
+            try:
+                grammar = self._grammar(schemas, ToolChoice("none"))
+                gen = self._generate(ask, schemas, grammar, ev, None)
+                usage.add(gen)
+                if gen.finish_reason != "error":
+                    answer = parse(gen.text).content or answer
+            except (ConstraintError, KeyboardInterrupt):
+                pass
+        note = load_prompt("forced_stop").strip().format(reason=stop.reason.value, message=stop.message)
+        return f"{note}\n{answer}".rstrip()
+
+
+def _format_error(step: int, i: int, message: str, gen: Generation) -> ToolResult:
+    info = ToolErrorInfo(
+        kind="format_error",
+        message=message + ' ; a call is <tool_call>\n{"name": ..., "arguments": {...}}\n</tool_call>',
+    )
+    return ToolResult(call_id=f"call_{step}_format{i}", name="(format)", content=info.render(), error=info)
+
+
+def _config_dict(cfg: AgentConfig) -> dict[str, Any]:
+    from dataclasses import asdict
+
+    return asdict(cfg)

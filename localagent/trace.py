@@ -1,0 +1,132 @@
+"""JSONL traces: one record per step, flushed as it happens; and their summary.
+
+A trace is written line by line and flushed after each record, so a run cut
+short (Ctrl-C, SIGTERM, a crash) leaves every finished step on disk.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+from .errors import ConfigError
+
+
+def default_trace_dir() -> Path:
+    """``LOCALAGENT_TRACES``, else ``~/.local/state/localagent/traces``."""
+    env = os.environ.get("LOCALAGENT_TRACES")
+    return Path(env) if env else Path.home() / ".local" / "state" / "localagent" / "traces"
+
+
+def new_trace_path() -> Path:
+    """A fresh, time-stamped trace file name in the default folder."""
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    return default_trace_dir() / f"run-{stamp}-{os.getpid()}.jsonl"
+
+
+class TraceWriter:
+    """Appends JSON records to a file, one per line, flushing each."""
+
+    def __init__(self, path: Path | str | None):
+        self.path = Path(path) if path is not None else None
+        self._fh: IO[str] | None = None
+        if self.path is not None:
+            try:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                self._fh = open(self.path, "a", encoding="utf-8")
+            except OSError as e:
+                raise ConfigError(f"cannot write trace {self.path}: {e.strerror}") from None
+
+    def write(self, record: dict[str, Any]) -> None:
+        """Write one record and flush it to the OS."""
+        if self._fh is None:
+            return
+        record = {"t": round(time.time(), 3), **record}
+        self._fh.write(json.dumps(record, ensure_ascii=False, default=str) + "\n")
+        self._fh.flush()
+
+    def close(self) -> None:
+        """Close the file; further writes are dropped."""
+        if self._fh is not None:
+            self._fh.close()
+            self._fh = None
+
+
+def read_trace(path: Path | str) -> list[dict[str, Any]]:
+    """The records of one trace; a torn last line (a killed run) is skipped."""
+    records = []
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as e:
+        raise ConfigError(f"cannot read trace {path}: {e.strerror}") from None
+    for line in text.splitlines():
+        if not line.strip():
+            continue
+        try:
+            records.append(json.loads(line))
+        except json.JSONDecodeError:
+            continue
+    return records
+
+
+@dataclass
+class Stats:
+    """A summary over many runs."""
+
+    runs: int = 0
+    finished: int = 0
+    steps: list[int] = field(default_factory=list)
+    stop_reasons: Counter[str] = field(default_factory=Counter)
+    tool_calls: Counter[str] = field(default_factory=Counter)
+    tool_failures: Counter[str] = field(default_factory=Counter)
+    tokens_sent: int = 0
+    tokens_evaluated: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        steps = sorted(self.steps)
+        share = {k: round(100 * v / self.runs, 1) for k, v in self.stop_reasons.items()} if self.runs else {}
+        return {
+            "runs": self.runs,
+            "unfinished_traces": self.runs - self.finished,
+            "steps_mean": round(sum(steps) / len(steps), 2) if steps else None,
+            "steps_median": steps[len(steps) // 2] if steps else None,
+            "stop_reasons": dict(self.stop_reasons),
+            "stop_reason_pct": share,
+            "cut_off_runs": sum(v for k, v in self.stop_reasons.items() if k != "answered"),
+            "tool_calls": dict(self.tool_calls),
+            "tool_failures": dict(self.tool_failures),
+            "prompt_tokens_sent": self.tokens_sent,
+            "prompt_tokens_evaluated": self.tokens_evaluated,
+        }
+
+
+def summarize(paths: list[Path | str]) -> Stats:
+    """Steps to finish, failures per tool and share of each stop reason."""
+    st = Stats()
+    for p in paths:
+        recs = read_trace(p)
+        starts = [r for r in recs if r.get("type") == "run_start"]
+        if not starts:
+            continue
+        st.runs += len(starts)
+        for r in recs:
+            if r.get("type") == "step":
+                st.tokens_sent += r.get("prompt_tokens", 0)
+                st.tokens_evaluated += r.get("prompt_tokens_evaluated", 0)
+                for res in r.get("results", []):
+                    st.tool_calls[res["name"]] += 1
+                    if res.get("error"):
+                        st.tool_failures[res["name"]] += 1
+            elif r.get("type") == "run_end":
+                st.finished += 1
+                st.steps.append(r.get("steps", 0))
+                st.stop_reasons[r.get("stop_reason", "unknown")] += 1
+        unfinished = len(starts) - sum(1 for r in recs if r.get("type") == "run_end")
+        if unfinished > 0:
+            st.stop_reasons["unfinished"] += unfinished
+    return st

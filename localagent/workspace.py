@@ -1,0 +1,225 @@
+"""The workspace: the one folder tools may touch, and the model-facing errors for paths.
+
+Every path the model names goes through ``Workspace.resolve``. A refusal is a
+``WorkspaceError`` carrying a ``ToolErrorInfo`` that says what would be right, e.g.
+``path 'src/mian.py' not found; closest: src/main.py``.
+"""
+
+from __future__ import annotations
+
+import codecs
+import os
+import posixpath
+import stat
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Literal, NoReturn
+
+from rapidfuzz import fuzz, process
+
+from .errors import ConfigError, ToolErrorInfo
+
+__all__ = ["Kind", "Workspace", "WorkspaceError", "is_text"]
+
+Kind = Literal["file", "dir"]
+
+MAX_PATH_BYTES = 4096  # Linux PATH_MAX
+MAX_NAME_BYTES = 255  # Linux NAME_MAX
+SKIP_DIRS = frozenset({".git", ".hg", ".svn", ".venv", "venv", "__pycache__", "node_modules"})
+WALK_LIMIT = 5000  # entries looked at when searching for suggestions: errors must stay fast
+TEXT_PROBE_BYTES = 8192
+
+
+class WorkspaceError(Exception):
+    """A path was refused or failed; ``info`` is what the model is shown."""
+
+    def __init__(self, info: ToolErrorInfo) -> None:
+        super().__init__(info.message)
+        self.info = info
+
+
+def is_text(path: str | os.PathLike[str]) -> bool:
+    """True if ``path`` is a regular file whose first 8 KB hold no NUL byte and decode as UTF-8."""
+    if not os.path.isfile(path):  # opening a fifo would block
+        return False
+    try:
+        with open(path, "rb") as f:
+            chunk = f.read(TEXT_PROBE_BYTES + 1)
+    except OSError:
+        return False
+    if b"\0" in chunk:
+        return False
+    final = len(chunk) <= TEXT_PROBE_BYTES
+    # An incremental decoder tolerates a multi-byte character cut at the probe boundary.
+    try:
+        codecs.getincrementaldecoder("utf-8")().decode(chunk[:TEXT_PROBE_BYTES], final=final)
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+class Workspace:
+    """A sandbox rooted at ``root``: paths resolve inside it or are refused."""
+
+    def __init__(self, root: str | os.PathLike[str]) -> None:
+        r = Path(root)
+        if not r.is_dir():
+            raise ConfigError(f"workspace {str(r)!r} is not an existing folder")
+        self.root = r.resolve()
+
+    def __repr__(self) -> str:
+        return f"Workspace({str(self.root)!r})"
+
+    def relative(self, p: Path) -> str:
+        """``p`` (inside the root) as a POSIX path relative to it; the root itself is '.'."""
+        rel = p.relative_to(self.root).as_posix()
+        return rel or "."
+
+    def resolve(self, path: str, *, must_exist: bool = True, kind: Kind | None = None) -> Path:
+        """The absolute, symlink-free path of ``path`` inside the root, or a ``WorkspaceError``."""
+        if not isinstance(path, str):
+            _fail("invalid_path", f"path must be a string, got {type(path).__name__}")
+        if "\0" in path:
+            _fail("invalid_path", "path contains a NUL byte")
+        size = len(path.encode("utf-8", "surrogateescape"))
+        if size > MAX_PATH_BYTES:
+            _fail("invalid_path", f"path is too long ({size} bytes; limit {MAX_PATH_BYTES})")
+        for part in path.replace("\\", "/").split("/"):
+            size = len(part.encode("utf-8", "surrogateescape"))
+            if size > MAX_NAME_BYTES:
+                _fail(
+                    "invalid_path",
+                    f"path component '{part[:40]}...' is too long ({size} bytes; limit {MAX_NAME_BYTES})",
+                )
+        given = path
+        # Models write '' for the root often enough that refusing it would only waste a turn.
+        candidate = self.root / (path or ".")
+        try:
+            resolved = candidate.resolve()  # follows every symlink, including dangling ones
+        except (OSError, RuntimeError):
+            _fail("invalid_path", f"path '{given}' cannot be resolved (symlink loop?)")
+        if not resolved.is_relative_to(self.root):
+            lexical = Path(os.path.normpath(candidate))
+            if lexical.is_relative_to(self.root):
+                _fail("outside_workspace", f"path '{given}' is a symlink that points outside the workspace")
+            _fail("outside_workspace", f"path '{given}' is outside the workspace; use a path relative to it")
+
+        try:
+            st = resolved.stat()
+        except FileNotFoundError:
+            st = None
+        except NotADirectoryError:  # 'README.md/x': a file used as a folder
+            st = None
+        except OSError as e:
+            _fail("invalid_path", f"path '{given}' cannot be accessed: {e.strerror or e}")
+        if st is None:
+            if must_exist:
+                alts = self.closest(given, kind)
+                tail = f"closest: {', '.join(alts)}" if alts else "no similar path in the workspace"
+                _fail("not_found", f"path '{given}' not found; {tail}", alts)
+            return resolved
+        if not (stat.S_ISREG(st.st_mode) or stat.S_ISDIR(st.st_mode)):
+            _fail("invalid_path", f"path '{given}' is a device, fifo or socket, not a regular file")
+        if kind == "file" and stat.S_ISDIR(st.st_mode):
+            _fail("not_a_file", f"'{given}' is a folder, not a file; {self._folder_summary(resolved)}")
+        if kind == "dir" and not stat.S_ISDIR(st.st_mode):
+            parent = self.relative(resolved.parent)
+            _fail("not_a_dir", f"'{given}' is a file, not a folder; it is in '{parent}'", [parent])
+        return resolved
+
+    def _folder_summary(self, folder: Path, limit: int = 10) -> str:
+        try:
+            entries = sorted(os.scandir(folder), key=lambda e: e.name)
+        except OSError:
+            return "it cannot be listed"
+        files = [e.name for e in entries if e.is_file()]
+        dirs = [e.name + "/" for e in entries if e.is_dir()]
+        names, what = (files, "files") if files else (dirs, "folders")
+        if not names:
+            return "it is empty"
+        more = ", ..." if len(names) > limit else ""
+        return f"{what} in it: {', '.join(names[:limit])}{more}"
+
+    def _walk(self, limit: int = WALK_LIMIT) -> Iterator[tuple[str, bool]]:
+        """(relative path, is_dir) for entries under the root, sorted, bounded, skipping SKIP_DIRS."""
+        seen = 0
+        stack = [self.root]
+        while stack:
+            folder = stack.pop()
+            try:
+                entries = sorted(os.scandir(folder), key=lambda e: e.name)
+            except OSError:
+                continue
+            subdirs = []
+            for e in entries:
+                try:
+                    is_dir = e.is_dir(follow_symlinks=False)
+                except OSError:
+                    continue
+                if is_dir and e.name in SKIP_DIRS:
+                    continue
+                seen += 1
+                if seen > limit:
+                    return
+                yield self.relative(Path(e.path)), is_dir
+                if is_dir:
+                    subdirs.append(Path(e.path))
+            stack.extend(reversed(subdirs))  # depth-first, in name order
+
+    def closest(self, path: str, kind: Kind | None = None, limit: int = 3) -> list[str]:
+        """Existing paths most like ``path``: same name in any case, same file name elsewhere, fuzzy."""
+        query = path.replace("\\", "/").strip("/")
+        if os.path.isabs(path) and Path(path).is_relative_to(self.root):
+            query = Path(path).relative_to(self.root).as_posix()
+        query = posixpath.normpath(query) if query else "."
+        entries = [(p, d) for p, d in self._walk() if kind is None or (kind == "dir") == d]
+        if not entries:
+            return []
+        shown = {p: p + "/" if d else p for p, d in entries}
+        paths = [p for p, _ in entries]
+        q_low = query.lower()
+        q_base = posixpath.basename(q_low)
+
+        found: list[str] = []
+        found += [p for p in paths if p.lower() == q_low]
+        found += [p for p in paths if posixpath.basename(p) == posixpath.basename(query)]
+        found += [p for p in paths if posixpath.basename(p).lower() == q_base]
+        # Fuzzy on the whole path catches typos; on the file name, typos in another folder.
+        scores: dict[str, float] = {}
+        for choice, score, idx in process.extract(
+            q_low, [p.lower() for p in paths], scorer=fuzz.ratio, score_cutoff=60, limit=limit * 3
+        ):
+            scores[paths[idx]] = max(scores.get(paths[idx], 0.0), score)
+        bases = [posixpath.basename(p).lower() for p in paths]
+        for choice, score, idx in process.extract(
+            q_base, bases, scorer=fuzz.ratio, score_cutoff=75, limit=limit * 3
+        ):
+            scores[paths[idx]] = max(scores.get(paths[idx], 0.0), score * 0.95)
+        # Only near-best fuzzy hits: 'src/util.py' is no help once 'src/main.py' scores 91.
+        best = max(scores.values(), default=0.0)
+        fuzzy = [p for p in scores if scores[p] >= best - 10]
+        found += sorted(fuzzy, key=lambda p: (-scores[p], len(p), p))
+
+        out: list[str] = []
+        for p in found:
+            if shown[p] not in out:
+                out.append(shown[p])
+        return out[:limit]
+
+    def text_files(self, limit: int = 200) -> list[str]:
+        """Relative paths of text files under the root, sorted; past ``limit``, shallow ones win."""
+        out = []
+        for rel, is_dir in self._walk():
+            if is_dir:
+                continue
+            real = (self.root / rel).resolve()
+            if real.is_relative_to(self.root) and is_text(real):  # never read through a link out
+                out.append(rel)
+                if len(out) >= limit:
+                    break
+        return sorted(out)
+
+
+def _fail(kind: str, message: str, alternatives: list[str] | None = None) -> NoReturn:
+    raise WorkspaceError(ToolErrorInfo(kind=kind, message=message, alternatives=alternatives or []))
+

@@ -1,0 +1,156 @@
+"""Every sandbox refusal, and the suggestions that come with not-found errors."""
+
+import os
+import socket
+from pathlib import Path
+
+import pytest
+
+from localagent.errors import ConfigError
+from localagent.workspace import Workspace, WorkspaceError, is_text
+
+
+@pytest.fixture
+def ws(tmp_path: Path) -> Workspace:
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "main.py").write_text("print('hi')\n")
+    (tmp_path / "src" / "util.py").write_text("x = 1\n")
+    (tmp_path / "README.md").write_text("# readme\n")
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "blob.bin").write_bytes(b"\x00\x01\x02" * 10)
+    (tmp_path / ".git").mkdir()
+    (tmp_path / ".git" / "main.py").write_text("hidden from suggestions")
+    return Workspace(tmp_path)
+
+
+def refusal(ws: Workspace, path: str, **kw: object) -> WorkspaceError:
+    with pytest.raises(WorkspaceError) as e:
+        ws.resolve(path, **kw)  # type: ignore[arg-type]
+    return e.value
+
+
+def test_resolves_relative_and_absolute_inside(ws: Workspace) -> None:
+    assert ws.resolve("src/main.py") == ws.root / "src" / "main.py"
+    assert ws.resolve(str(ws.root / "README.md")) == ws.root / "README.md"
+    assert ws.resolve("./src/../README.md", kind="file") == ws.root / "README.md"
+    assert ws.resolve(".", kind="dir") == ws.root
+    assert ws.resolve("", kind="dir") == ws.root
+    assert ws.resolve("new.txt", must_exist=False) == ws.root / "new.txt"
+
+
+def test_root_must_be_a_folder(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError):
+        Workspace(tmp_path / "nope")
+
+
+def test_dotdot_traversal_is_refused(ws: Workspace) -> None:
+    e = refusal(ws, "../secret.txt")
+    assert e.info.kind == "outside_workspace"
+    assert e.info.message == "path '../secret.txt' is outside the workspace; use a path relative to it"
+    assert refusal(ws, "src/../../x", must_exist=False).info.kind == "outside_workspace"
+
+
+def test_absolute_path_outside_is_refused(ws: Workspace) -> None:
+    assert refusal(ws, "/etc/passwd").info.kind == "outside_workspace"
+
+
+def test_symlink_pointing_outside_is_refused(ws: Workspace, tmp_path_factory: pytest.TempPathFactory) -> None:
+    outside = tmp_path_factory.mktemp("outside")
+    (outside / "secret.txt").write_text("s")
+    (ws.root / "link").symlink_to(outside)
+    (ws.root / "filelink").symlink_to(outside / "secret.txt")
+    for p in ("link/secret.txt", "filelink", "link"):
+        e = refusal(ws, p)
+        assert e.info.kind == "outside_workspace"
+        assert "symlink that points outside" in e.info.message
+
+
+def test_symlink_inside_is_followed(ws: Workspace) -> None:
+    (ws.root / "alias.py").symlink_to(ws.root / "src" / "main.py")
+    assert ws.resolve("alias.py", kind="file") == ws.root / "src" / "main.py"
+
+
+def test_symlink_to_dev_null_is_refused(ws: Workspace) -> None:
+    (ws.root / "null").symlink_to("/dev/null")
+    assert refusal(ws, "null").info.kind == "outside_workspace"
+
+
+def test_fifo_and_socket_are_refused(ws: Workspace) -> None:
+    os.mkfifo(ws.root / "pipe")
+    e = refusal(ws, "pipe")
+    assert e.info.kind == "invalid_path" and "not a regular file" in e.info.message
+    sock = socket.socket(socket.AF_UNIX)
+    try:
+        sock.bind(str(ws.root / "sock"))
+        assert "fifo or socket" in refusal(ws, "sock").info.message
+    finally:
+        sock.close()
+
+
+def test_nul_byte_is_refused(ws: Workspace) -> None:
+    e = refusal(ws, "src/main.py\x00.txt")
+    assert (e.info.kind, e.info.message) == ("invalid_path", "path contains a NUL byte")
+
+
+def test_over_long_paths_are_refused(ws: Workspace) -> None:
+    assert "limit 4096" in refusal(ws, "a/" * 2100).info.message
+    assert "limit 255" in refusal(ws, "x" * 256 + ".txt").info.message
+
+
+def test_not_found_suggests_misspelt_name(ws: Workspace) -> None:
+    e = refusal(ws, "src/mian.py", kind="file")
+    assert e.info.kind == "not_found"
+    assert e.info.message == "path 'src/mian.py' not found; closest: src/main.py"
+    assert e.info.alternatives[0] == "src/main.py"
+    assert e.info.render() == "error (not_found): path 'src/mian.py' not found; closest: src/main.py"
+
+
+def test_not_found_suggests_other_case(ws: Workspace) -> None:
+    assert refusal(ws, "README.MD").info.alternatives[0] == "README.md"
+
+
+def test_not_found_suggests_same_name_in_another_folder(ws: Workspace) -> None:
+    e = refusal(ws, "main.py", kind="file")
+    assert e.info.alternatives[0] == "src/main.py"
+    assert ".git/main.py" not in e.info.alternatives  # .git is never searched
+
+
+def test_not_found_for_folders_suggests_folders(ws: Workspace) -> None:
+    assert refusal(ws, "doc", kind="dir").info.alternatives[0] == "docs/"
+
+
+def test_not_found_with_nothing_similar(ws: Workspace) -> None:
+    e = refusal(ws, "zzzzqqqq.xyz", kind="file")
+    assert e.info.message == "path 'zzzzqqqq.xyz' not found; no similar path in the workspace"
+    assert e.info.alternatives == []
+
+
+def test_file_used_as_folder_is_not_found(ws: Workspace) -> None:
+    assert refusal(ws, "README.md/x").info.kind == "not_found"
+
+
+def test_folder_given_for_a_file(ws: Workspace) -> None:
+    e = refusal(ws, "src", kind="file")
+    assert e.info.kind == "not_a_file"
+    assert e.info.message == "'src' is a folder, not a file; files in it: main.py, util.py"
+    assert refusal(ws, "empty", kind="file").info.message.endswith("it is empty")
+
+
+def test_file_given_for_a_folder(ws: Workspace) -> None:
+    e = refusal(ws, "src/main.py", kind="dir")
+    assert e.info.kind == "not_a_dir" and "it is in 'src'" in e.info.message
+
+
+def test_is_text_and_text_files(ws: Workspace) -> None:
+    assert is_text(ws.root / "README.md")
+    assert not is_text(ws.root / "blob.bin")
+    (ws.root / "latin1.txt").write_bytes("caf\xe9".encode("latin-1"))
+    assert not is_text(ws.root / "latin1.txt")
+    # A multi-byte character cut by the 8 KB probe is still text.
+    (ws.root / "wide.txt").write_text("a" * 8191 + "é" * 10, encoding="utf-8")
+    assert is_text(ws.root / "wide.txt")
+    os.mkfifo(ws.root / "pipe")
+    assert not is_text(ws.root / "pipe")  # must not block
+    assert ws.text_files() == ["README.md", "src/main.py", "src/util.py", "wide.txt"]
+    assert ws.text_files(limit=1) == ["README.md"]
