@@ -44,13 +44,36 @@ def _args_rules(schemas: tuple[str, ...]) -> tuple[list[str], str]:
     # Imported here: the converter lives in llama_cpp, which loads the native library.
     from llama_cpp.llama_grammar import SchemaConverter
 
-    conv = SchemaConverter(prop_order={}, allow_fetch=False, dotall=False, raw_pattern=False)
+    # Keys in the order the schema declares them (the converter would sort them
+    # by name otherwise): that is the order the model reads in the prompt.
+    order: dict[str, int] = {}
+    for text in schemas:
+        for name in _property_names(json.loads(text)):
+            order.setdefault(name, len(order))
+    conv = SchemaConverter(prop_order=order, allow_fetch=False, dotall=False, raw_pattern=False)
     names = []
     for i, text in enumerate(schemas):
         schema = json.loads(text)
         schema = conv.resolve_refs(schema, f"tool{i}")
         names.append(conv.visit(schema, f"args{i}"))
     return names, conv.format_grammar()
+
+
+def _property_names(schema: Any) -> list[str]:
+    """Property names in declaration order, nested objects included."""
+    out: list[str] = []
+    if isinstance(schema, dict):
+        for name, sub in (schema.get("properties") or {}).items():
+            out.append(name)
+            out += _property_names(sub)
+        for key in ("items", "additionalProperties"):
+            out += _property_names(schema.get(key))
+        for key in ("anyOf", "oneOf", "allOf", "prefixItems"):
+            for sub in schema.get(key) or []:
+                out += _property_names(sub)
+        for sub in (schema.get("$defs") or {}).values():
+            out += _property_names(sub)
+    return out
 
 
 def _literal(s: str) -> str:
@@ -65,7 +88,7 @@ def build_grammar(
     reason: bool = False,
 ) -> str:
     """The GBNF for one step over ``tools`` (OpenAI-style function schemas)."""
-    key = tuple(json.dumps(t, sort_keys=True) for t in tools)
+    key = tuple(json.dumps(t) for t in tools)  # key order matters: it is the order of the call's keys
     return _build_cached(key, choice, parallel, reason)
 
 
@@ -79,8 +102,10 @@ def _build_cached(tools_key: tuple[str, ...], choice: ToolChoice, parallel: bool
                 f"tool_choice names '{choice.name}', which is not a tool; tools: {', '.join(names)}"
             )
         tools = [t for t in tools if t["name"] == choice.name]
-    if choice.mode != "none" and not tools:
-        raise ConstraintError("tool_choice requires a call but no tools are registered")
+    if not tools:
+        if choice.mode == "required":
+            raise ConstraintError("tool_choice requires a call but no tools are registered")
+        choice = ToolChoice("none")  # auto with nothing to call is prose
 
     calls = "calls-many" if parallel else "calls-one"
     prefix = "thought " if reason else ""
@@ -93,7 +118,7 @@ def _build_cached(tools_key: tuple[str, ...], choice: ToolChoice, parallel: bool
     if choice.mode != "none":
         parts.append(load_grammar_file("calls"))
         schemas = tuple(
-            json.dumps(t.get("parameters") or {"type": "object", "properties": {}}, sort_keys=True)
+            json.dumps(t.get("parameters") or {"type": "object", "properties": {}})
             for t in tools
         )
         try:

@@ -7,6 +7,7 @@ otherwise. The history is the model's only memory.
 
 from __future__ import annotations
 
+import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,6 +23,7 @@ from .messages import Message, ToolCall, ToolResult
 from .prompt import load_prompt
 from .stops import Limits, Stop, StopReason, StopWatch
 from .tools import Tool, ToolContext, ToolSet
+from .validate import live_parameters
 from .trace import TraceWriter
 from .workspace import Workspace
 
@@ -36,7 +38,7 @@ class AgentConfig:
     seed: int | None = 0
     constrained: bool = True
     tool_choice: str = "auto"
-    parallel_calls: bool = True
+    parallel_calls: bool = False  # measured: the 0.5B model repeats itself when allowed several
     reason: bool = False
     max_result_tokens: int = 800
     context_limit: int | None = None  # fold above this many prompt tokens (default: the window)
@@ -49,6 +51,16 @@ class AgentConfig:
     # A turn that only repeats calls whose results are already in the history
     # is generated again as prose (the 0.5B model otherwise re-reads for ever).
     repeat_guard: bool = True
+    # Name the top-level entries of the root in the system prompt, so that a
+    # small model asks for paths that exist instead of inventing src/main.py.
+    workspace_overview: bool = True
+    # State-aware grammars: arguments that name live things (paths under the
+    # root) are restricted by the grammar to the values that exist now.
+    live_grammar: bool = True
+    # The first step must call a tool when the task names an existing file or
+    # folder: the 0.5B model otherwise answers "what does notes.txt say" from
+    # nothing about a third of the time (its call-or-prose mass is near 0.3).
+    call_when_task_names_path: bool = True
 
 
 @dataclass
@@ -129,6 +141,7 @@ class Events:
     on_step_start: Callable[[int], None] | None = None
     on_call: Callable[[ToolCall], None] | None = None
     on_result: Callable[[ToolCall, ToolResult], None] | None = None
+    on_notice: Callable[[str], None] | None = None
 
 
 class Agent:
@@ -158,9 +171,20 @@ class Agent:
     def _grammar(self, schemas: list[dict[str, Any]], choice: ToolChoice) -> str | None:
         if not self.config.constrained:
             return None
+        if self.config.live_grammar:
+            schemas = [
+                {"type": "function", "function": {**s["function"], "parameters": live_parameters(t, self.ctx)}}
+                for t, s in zip(self.tools, schemas)
+            ]
         return build_grammar(
             schemas, choice, parallel=self.config.parallel_calls, reason=self.config.reason
         )
+
+    def _system_prompt(self) -> str:
+        text = self.config.system_prompt or ""
+        if self.config.workspace_overview and self.workspace is not None:
+            text += "\n\n" + overview(self.workspace.root)
+        return text.strip()
 
     def _threshold(self) -> float | None:
         cfg = self.config
@@ -187,8 +211,8 @@ class Agent:
         started = time.monotonic()
         schemas = self.tools.schemas()
         msgs: list[Message] = list(history or [])
-        if not msgs and cfg.system_prompt:
-            msgs.append(Message("system", cfg.system_prompt))
+        if not msgs and (system := self._system_prompt()):
+            msgs.append(Message("system", system))
         msgs.append(Message("user", task))
         usage = Usage()
         records: list[StepRecord] = []
@@ -219,31 +243,25 @@ class Agent:
                 stop = watch.before_step(step + 1, usage.total)
                 if stop:
                     break
-                step += 1
-                if ev.on_step_start:
-                    ev.on_step_start(step)
                 msgs, stop = self._fit(msgs, schemas)
                 if stop:
                     break
                 t0 = time.monotonic()
+                choice, threshold = self._choice, self._threshold()
+                if step == 0 and self._names_workspace_path(task, choice):
+                    # The task names a file or folder that exists: look before answering.
+                    choice, threshold = ToolChoice("required"), None
                 try:
-                    grammar = self._grammar(schemas, self._choice)
+                    grammar = self._grammar(schemas, choice)
                 except ConstraintError as e:
                     stop = Stop(StopReason.CONSTRAINT_ERROR, str(e))
                     break
-                gen = self._generate(msgs, schemas, grammar, ev, self._threshold())
+                step += 1  # only steps that reach the model count
+                if ev.on_step_start:
+                    ev.on_step_start(step)
+                gen = self._generate(msgs, schemas, grammar, ev, threshold)
                 usage.add(gen)
-                if gen.finish_reason == "error":
-                    reason = (
-                        StopReason.CONSTRAINT_ERROR
-                        if gen.info.get("constraint_error")
-                        else StopReason.BACKEND_ERROR
-                    )
-                    stop = Stop(reason, gen.error or "the model failed")
-                    self._record(writer, records, step, gen, [], [], [], t0)
-                    break
-                if gen.finish_reason == "context":
-                    stop = Stop(StopReason.CONTEXT_FULL, gen.error or "the context window is full")
+                if stop := _failure(gen):
                     self._record(writer, records, step, gen, [], [], [], t0)
                     break
                 calls, errors, content = self._calls(gen, step)
@@ -255,16 +273,20 @@ class Agent:
                     except ConstraintError as e:
                         stop = Stop(StopReason.CONSTRAINT_ERROR, str(e))
                         break
-                    retry = self._generate(msgs, schemas, prose, ev, None)
-                    usage.add(retry)
+                    nudge = Message("user", load_prompt("repeat_guard").strip().format(task=task))
+                    retry = self._generate(msgs + [nudge], schemas, prose, ev, None)
+                    msgs.append(nudge)
+                    if ev.on_notice:
+                        ev.on_notice("repeat of an earlier call: asked for an answer instead")
+                    usage.add(retry)  # both generations were paid for; the step record shows the sum
                     retry.info["repeat_guard"] = [c.canonical() for c in calls]
                     retry.prompt_tokens += gen.prompt_tokens
                     retry.prompt_tokens_evaluated += gen.prompt_tokens_evaluated
                     retry.completion_tokens += gen.completion_tokens
-                    usage.prompt_tokens_sent -= gen.prompt_tokens
-                    usage.prompt_tokens_evaluated -= gen.prompt_tokens_evaluated
-                    usage.completion_tokens -= gen.completion_tokens
                     gen = retry
+                    if stop := _failure(gen):
+                        self._record(writer, records, step, gen, [], [], [], t0)
+                        break
                     calls, errors, content = self._calls(gen, step)
                 msgs.append(Message("assistant", content, tool_calls=calls, raw=gen.text))
                 if not calls and not errors:
@@ -339,6 +361,15 @@ class Agent:
             ),
         )
 
+    def _names_workspace_path(self, task: str, choice: ToolChoice) -> bool:
+        return (
+            self.config.call_when_task_names_path
+            and self.config.constrained
+            and choice.mode == "auto"
+            and self.workspace is not None
+            and bool(self.workspace.mentioned(task))
+        )
+
     def _is_repeat(self, calls: list[ToolCall], answered: set[str]) -> bool:
         cfg = self.config
         return (
@@ -358,7 +389,8 @@ class Agent:
             n = self.backend.prompt_tokens(out, schemas)
             return out, Stop(
                 StopReason.CONTEXT_FULL,
-                f"the prompt needs {n} tokens and only {limit} fit with room for a reply, "
+                f"the prompt needs {n} tokens and only {max(limit, 0)} fit with room for a reply "
+                f"of {self.config.max_tokens}, "
                 "even with old tool results folded",
             )
         return out, None
@@ -369,10 +401,9 @@ class Agent:
         parsed = parse(gen.text)
         calls = [ToolCall(f"call_{step}_{i}", c.name, c.arguments) for i, c in enumerate(parsed.calls)]
         errors = list(parsed.errors)
-        if gen.finish_reason == "length" and "<tool_call>" in gen.text and not errors:
-            # A call cut short must never run half-parsed.
-            calls = []
-            errors.append("the reply hit the token limit inside a tool call; make the call shorter")
+        if gen.finish_reason in ("length", "context") and errors:
+            # The cut block never runs (parse reports it); complete calls before it do.
+            errors = ["the reply hit the token limit inside a tool call; make the call shorter"]
         return calls, errors, parsed.content
 
     def _record(
@@ -440,6 +471,30 @@ class Agent:
                 pass
         note = load_prompt("forced_stop").strip().format(reason=stop.reason.value, message=stop.message)
         return f"{note}\n{answer}".rstrip()
+
+
+def overview(root: Path, limit: int = 40) -> str:
+    """One line naming what the root folder holds (folders end in '/')."""
+    try:
+        entries = sorted(
+            (e.name + ("/" if e.is_dir() else "") for e in os.scandir(root) if not e.name.startswith(".")),
+            key=str.lower,
+        )
+    except OSError:
+        return ""
+    more = f" (and {len(entries) - limit} more)" if len(entries) > limit else ""
+    return "The folder you work in holds: " + ", ".join(entries[:limit]) + more + "."
+
+
+def _failure(gen: Generation) -> Stop | None:
+    """The stop a failed generation calls for, or None."""
+    if gen.finish_reason == "error":
+        constraint = gen.info.get("constraint_error")
+        reason = StopReason.CONSTRAINT_ERROR if constraint else StopReason.BACKEND_ERROR
+        return Stop(reason, gen.error or "the model failed")
+    if gen.finish_reason == "context":
+        return Stop(StopReason.CONTEXT_FULL, gen.error or "the context window is full")
+    return None
 
 
 def _format_error(step: int, i: int, message: str, gen: Generation) -> ToolResult:

@@ -24,7 +24,9 @@ from .errors import ConfigError, ToolErrorInfo
 from .tools import Tool, ToolContext
 from .workspace import Kind, Workspace, WorkspaceError, is_text
 
-__all__ = ["ArgCheck", "OneOf", "ToolContext", "WorkspacePath", "closest_names", "validate_arguments"]
+__all__ = [
+    "ArgCheck", "OneOf", "ToolContext", "WorkspacePath", "closest_names", "live_parameters", "validate_arguments",
+]
 
 
 class ArgCheck:
@@ -33,6 +35,11 @@ class ArgCheck:
     def check(self, argument: str, value: Any, ctx: ToolContext) -> ToolErrorInfo | None:
         """None if ``value`` is acceptable, else the error for the model."""
         raise NotImplementedError
+
+    def choices(self, ctx: ToolContext, limit: int) -> list[str] | None:
+        """Every valid value, when there are at most ``limit`` (for state-aware
+        grammars); None when the set is unknown or too large."""
+        return None
 
 
 @dataclass(frozen=True)
@@ -73,6 +80,17 @@ class WorkspacePath(ArgCheck):
         return None
 
 
+    def choices(self, ctx: ToolContext, limit: int) -> list[str] | None:
+        """Existing text files (or folders) under the root, when few enough."""
+        ws = self.workspace or ctx.workspace
+        if ws is None or not self.must_exist or self.kind is None:
+            return None
+        found = ws.text_files(limit + 1) if self.kind == "file" else ws.folders(limit + 1)
+        if self.kind == "file" and not self.text:
+            return None  # binary files are valid too; text_files would miss them
+        return found if 0 < len(found) <= limit else None
+
+
 @dataclass(frozen=True)
 class OneOf(ArgCheck):
     """The argument names a live thing: it must be one of ``values`` (a list or ``f(ctx)``)."""
@@ -100,6 +118,25 @@ class OneOf(ArgCheck):
             argument=argument,
             alternatives=alts,
         )
+
+
+def live_parameters(tool: Tool, ctx: ToolContext, limit: int = 200) -> dict[str, Any]:
+    """The tool's argument schema with each checked argument narrowed to the
+    values valid right now (an ``enum``), where that set is small enough: the
+    grammar then cannot even generate a wrong path. The prompt keeps the plain
+    schema, so the KV cache of the prompt is not disturbed."""
+    params = json.loads(json.dumps(tool.parameters))
+    props = params.get("properties", {})
+    for name, field in tool.args_model.model_fields.items():
+        if name not in props or props[name].get("type") != "string":
+            continue
+        for marker in field.metadata:
+            if isinstance(marker, ArgCheck):
+                values = marker.choices(ctx, limit)
+                if values:
+                    props[name] = {k: v for k, v in props[name].items() if k in ("description",)}
+                    props[name]["enum"] = values
+    return params
 
 
 def closest_names(query: str, names: list[str], limit: int = 3, cutoff: float = 60) -> list[str]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import codecs
 import os
+import re
 import posixpath
 import stat
 from collections.abc import Iterator
@@ -214,6 +215,29 @@ class Workspace:
                 continue
             real = (self.root / rel).resolve()
             if real.is_relative_to(self.root) and is_text(real):  # never read through a link out
+                out.append(rel)
+                if len(out) >= limit:
+                    break
+        return sorted(out)
+
+
+    def mentioned(self, text: str, limit: int = 2000) -> list[str]:
+        """Existing paths that ``text`` names: a relative path, a file name with
+        its extension, or a folder name ("the docs folder")."""
+        words = {w.strip(".,;:!?'\"()`").rstrip("/") for w in re.findall(r"[\w./\\-]+", text)}
+        words.discard("")
+        found = []
+        for rel, is_dir in self._walk(limit):
+            base = posixpath.basename(rel)
+            if rel in words or (("." in base or is_dir) and base in words and len(base) > 2):
+                found.append(rel)
+        return found
+
+    def folders(self, limit: int = 200) -> list[str]:
+        """Relative paths of folders under the root ('.' first), sorted, bounded."""
+        out = ["."]
+        for rel, is_dir in self._walk():
+            if is_dir:
                 out.append(rel)
                 if len(out) >= limit:
                     break

@@ -8,9 +8,11 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 
 from ..formats import render_call
+from ..messages import Message
 from .base import Generation, GenerateOptions
 
-Script = str | Generation | Callable[[list[dict[str, Any]]], "str | Generation"]
+# A reply: text, a ready Generation, or a function of the history it was asked with.
+Script = str | Generation | Callable[[list[Message]], "str | Generation"]
 
 
 def call_text(name: str, **arguments: Any) -> str:
@@ -30,7 +32,7 @@ class FakeBackend:
     name: str = "fake"
     context_size: int = 8192
     native_tools: bool = True
-    requests: list[list[dict[str, Any]]] = field(default_factory=list)
+    requests: list[list[Message]] = field(default_factory=list)  # a snapshot per call
     _cached: list[str] = field(default_factory=list)
 
     @classmethod
@@ -45,19 +47,21 @@ class FakeBackend:
     def count_tokens(self, text: str) -> int:
         return len(text.split())
 
-    def _render(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> list[str]:
+    def _render(self, messages: list[Message], tools: list[dict[str, Any]]) -> list[str]:
         words = json.dumps(tools).split()
         for m in messages:
-            words += [m["role"]] + str(m.get("content", "")).split()
+            # Assistant turns as generated, like the real backend, so the cache prefix holds.
+            text = m.raw if m.role == "assistant" and m.raw is not None else m.content
+            words += [m.role] + text.split()
         return words
 
-    def prompt_tokens(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> int:
+    def prompt_tokens(self, messages: list[Message], tools: list[dict[str, Any]]) -> int:
         return len(self._render(messages, tools))
 
     def generate(
-        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], options: GenerateOptions
+        self, messages: list[Message], tools: list[dict[str, Any]], options: GenerateOptions
     ) -> Generation:
-        self.requests.append(messages)
+        self.requests.append(list(messages))  # the loop keeps appending to its own list
         prompt = self._render(messages, tools)
         common = 0
         for a, b in zip(prompt, self._cached):
@@ -74,7 +78,7 @@ class FakeBackend:
         gen.prompt_tokens = gen.prompt_tokens or len(prompt)
         gen.prompt_tokens_evaluated = gen.prompt_tokens_evaluated or (len(prompt) - common)
         gen.completion_tokens = gen.completion_tokens or self.count_tokens(gen.text)
-        self._cached = prompt + gen.text.split()
+        self._cached = prompt + ["assistant"] + gen.text.split()
         if options.on_text and gen.text:
             options.on_text(gen.text)
         return gen

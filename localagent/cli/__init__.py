@@ -25,8 +25,10 @@ app = typer.Typer(
 def _register() -> None:
     # Imported here so that each front end stays in its own module.
     from . import models as models_cmd
+    from . import stats as stats_cmd
 
     app.add_typer(models_cmd.app, name="models")
+    stats_cmd.register(app)
     try:
         from . import run as run_cmd
     except ImportError:  # pragma: no cover - during bring-up
@@ -40,30 +42,14 @@ _register()
 def main() -> None:
     """Console-script entry point."""
     try:
-        # standalone_mode=False returns the code of typer.Exit instead of exiting.
-        rc = app(standalone_mode=False)
-        sys.exit(rc if isinstance(rc, int) else 0)
+        # Click's standalone mode handles usage errors (exit 2) and typer.Exit codes.
+        app()
     except LocalAgentError as e:
         if os.environ.get("LOCALAGENT_TRACEBACK"):
             raise
         print(f"localagent: error: {e}", file=sys.stderr)
         sys.exit(e.exit_code)
-    except KeyboardInterrupt:
-        print("localagent: interrupted", file=sys.stderr)
-        sys.exit(130)
-    except SystemExit:
-        raise
-    except Exception as e:  # click usage errors and the like
-        import click
-
-        if isinstance(e, click.exceptions.Exit):
-            sys.exit(e.exit_code)
-        if isinstance(e, click.ClickException):
-            e.show()
-            sys.exit(e.exit_code)
-        if isinstance(e, click.exceptions.Abort):
-            print("localagent: aborted", file=sys.stderr)
-            sys.exit(130)
+    except Exception as e:
         if os.environ.get("LOCALAGENT_TRACEBACK"):
             raise
         # A bug of ours: one line, and the way to see more.

