@@ -17,6 +17,7 @@ from typing import Any, Literal
 from .errors import ConstraintError
 
 ToolChoiceMode = Literal["auto", "required", "none"]
+Engine = Literal["gbnf", "outlines"]
 
 
 @dataclass(frozen=True)
@@ -32,6 +33,27 @@ class ToolChoice:
         if value in ("auto", "required", "none"):
             return ToolChoice(value)  # type: ignore[arg-type]
         return ToolChoice("required", value)
+
+
+@dataclass(frozen=True)
+class Constraint:
+    """What the decoder must follow for one step: a GBNF grammar or a regex."""
+
+    engine: Engine
+    text: str
+
+
+def build_constraint(
+    tools: list[dict[str, Any]],
+    choice: ToolChoice = ToolChoice(),
+    *,
+    engine: Engine = "gbnf",
+    parallel: bool = True,
+    reason: bool = False,
+) -> Constraint:
+    """The constraint for one step with the chosen engine."""
+    build = build_grammar if engine == "gbnf" else build_regex
+    return Constraint(engine, build(tools, choice, parallel=parallel, reason=reason))
 
 
 @lru_cache(maxsize=None)
@@ -94,14 +116,7 @@ def build_grammar(
 
 @lru_cache(maxsize=64)
 def _build_cached(tools_key: tuple[str, ...], choice: ToolChoice, parallel: bool, reason: bool) -> str:
-    tools = [json.loads(t)["function"] for t in tools_key]
-    names = [t["name"] for t in tools]
-    if choice.name is not None:
-        if choice.name not in names:
-            raise ConstraintError(
-                f"tool_choice names '{choice.name}', which is not a tool; tools: {', '.join(names)}"
-            )
-        tools = [t for t in tools if t["name"] == choice.name]
+    tools = _select([json.loads(t)["function"] for t in tools_key], choice)
     if not tools:
         if choice.mode == "required":
             raise ConstraintError("tool_choice requires a call but no tools are registered")
@@ -133,3 +148,67 @@ def _build_cached(tools_key: tuple[str, ...], choice: ToolChoice, parallel: bool
         parts.append("call ::= " + " | ".join(alts))
         parts.append(rules)
     return "\n".join(parts) + "\n"
+
+
+# -- the same language as a regular expression, for the outlines engine ----------
+
+# outlines-core (0.2.14) loses transitions for a token that spans into an
+# optional or alternated group that follows a repetition (``[a-z ]*(<b)?``
+# rejects " <" in "hello <b"), so these are written without such groups. The
+# price: prose under this engine cannot contain '<', '`' or '{' at all, and a
+# turn holds one call (``parallel`` is ignored).
+_PROSE_RX = r"[^<\{\[`\x20\t\n\r][^<`\{]*"
+_THOUGHT_RX = r"[^<\{\[`\x20\t\n\r][^<`\n]*\n"
+
+
+def build_regex(
+    tools: list[dict[str, Any]],
+    choice: ToolChoice = ToolChoice(),
+    *,
+    parallel: bool = True,
+    reason: bool = False,
+) -> str:
+    """The language of ``build_grammar`` as a regex (outlines-core's JSON-schema
+    machinery for the arguments; the envelope written to match grammars/*.gbnf)."""
+    key = tuple(json.dumps(t) for t in tools)
+    return _regex_cached(key, choice, parallel, reason)
+
+
+@lru_cache(maxsize=64)
+def _regex_cached(tools_key: tuple[str, ...], choice: ToolChoice, parallel: bool, reason: bool) -> str:
+    import re
+
+    from outlines_core.json_schema import build_regex_from_schema
+
+    tools = _select([json.loads(t)["function"] for t in tools_key], choice)
+    if not tools:
+        if choice.mode == "required":
+            raise ConstraintError("tool_choice requires a call but no tools are registered")
+        choice = ToolChoice("none")
+    if choice.mode == "none":
+        return _PROSE_RX
+    alts = []
+    for t in tools:
+        schema = t.get("parameters") or {"type": "object", "properties": {}}
+        try:
+            args = build_regex_from_schema(json.dumps(schema), r"[ ]?")
+        except Exception as e:  # outlines-core raises its own error types
+            raise ConstraintError(f"cannot build a regex for the schema of '{t['name']}': {e}") from None
+        head = re.escape('{"name": ' + json.dumps(t["name"], ensure_ascii=False) + ', "arguments": ')
+        alts.append(f"{head}({args})[ ]?" + re.escape("}"))
+    block = re.escape("<tool_call>\n") + "(" + "|".join(alts) + ")" + re.escape("\n</tool_call>")
+    # Several calls in one turn would need a repeated group, which hits the
+    # outlines-core bug above: under this engine a turn holds one call.
+    calls = block
+    if reason:
+        calls = _THOUGHT_RX + calls
+    return calls if choice.mode == "required" else f"({calls})|({_PROSE_RX})"
+
+
+def _select(tools: list[dict[str, Any]], choice: ToolChoice) -> list[dict[str, Any]]:
+    if choice.name is None:
+        return tools
+    names = [t["name"] for t in tools]
+    if choice.name not in names:
+        raise ConstraintError(f"tool_choice names '{choice.name}', which is not a tool; tools: {', '.join(names)}")
+    return [t for t in tools if t["name"] == choice.name]

@@ -45,7 +45,8 @@ class GenerateOptions:
     max_tokens: int = 512
     temperature: float = 0.0
     seed: int | None = None
-    grammar: str | None = None  # GBNF, or None for free generation
+    grammar: str | None = None  # GBNF (llama.cpp's engine), or None for free generation
+    regex: str | None = None  # a regex (the outlines engine); at most one of the two
     on_text: Callable[[str], None] | None = None  # streamed pieces
     # Decide call or prose at the first token: when the model's probability of
     # starting structured output (a tag, a brace, a fence) is at least this, the

@@ -26,6 +26,7 @@ from ..messages import Message
 from ..prompt import render, template_supports_tools
 from .base import Generation, GenerateOptions
 from .llama_grammar import GrammarMatcher
+from .outlines_engine import OutlinesMatcher, build_index
 
 
 def template_messages(
@@ -93,6 +94,8 @@ class LlamaBackend:
         self._eos = self._piece(self.llm.token_eos())
         self._trigger = self.tokenize(CALL_OPEN)
         self._structured: np.ndarray | None = None
+        self._indexes: dict[str, Any] = {}  # regex -> outlines index, built once each
+        self._eog_ids = {i for i in range(self.n_vocab) if llama_cpp.llama_vocab_is_eog(self._vocab, i)}
 
     # -- tokens ---------------------------------------------------------------
 
@@ -154,7 +157,7 @@ class LlamaBackend:
             self._structured = mask
         return self._structured
 
-    def _decide(self, logits: np.ndarray, threshold: float, matcher: GrammarMatcher) -> tuple[list[int], np.ndarray, float]:
+    def _decide(self, logits: np.ndarray, threshold: float, matcher: GrammarMatcher | OutlinesMatcher) -> tuple[list[int], np.ndarray, float]:
         """Call or prose at the first token. Returns the tokens to force (the
         trigger, for a call), the logits to sample from, and the call mass."""
         mask = self._structured_mask()
@@ -185,9 +188,7 @@ class LlamaBackend:
                 error=f"the prompt has {len(prompt)} tokens; the context window is {self.context_size}",
             )
         try:
-            matcher = (
-                GrammarMatcher(self._vocab, self.n_vocab, options.grammar) if options.grammar else None
-            )
+            matcher = self._matcher(options)
         except ConstraintError as e:
             return Generation("", "error", prompt_tokens=len(prompt), error=str(e), info={"constraint_error": True})
         try:
@@ -196,11 +197,37 @@ class LlamaBackend:
             if matcher is not None:
                 matcher.close()
 
+    def _matcher(self, options: GenerateOptions) -> GrammarMatcher | OutlinesMatcher | None:
+        if options.grammar and options.regex:
+            raise ConstraintError("give a GBNF grammar or a regex, not both")
+        if options.grammar:
+            return GrammarMatcher(self._vocab, self.n_vocab, options.grammar)
+        if options.regex:
+            index = self._indexes.get(options.regex)
+            if index is None:
+                index = build_index(options.regex, self._token_bytes(), self.llm.token_eos())
+                if len(self._indexes) >= 16:
+                    self._indexes.pop(next(iter(self._indexes)))
+                self._indexes[options.regex] = index
+            return OutlinesMatcher(index, self._eog_ids)
+        return None
+
+    def _token_bytes(self) -> dict[bytes, list[int]]:
+        """Each token's bytes (for outlines' vocabulary); end-of-generation tokens left out."""
+        out: dict[bytes, list[int]] = {}
+        for i in range(self.n_vocab):
+            if i in self._eog_ids:
+                continue
+            b = self.llm.detokenize([i], special=True)
+            if b:
+                out.setdefault(b, []).append(i)
+        return out
+
     def _decode(
         self,
         prompt: list[int],
         room: int,
-        matcher: GrammarMatcher | None,
+        matcher: GrammarMatcher | OutlinesMatcher | None,
         options: GenerateOptions,
         t0: float,
     ) -> Generation:
@@ -270,7 +297,7 @@ class LlamaBackend:
         )
 
 
-def _best_allowed(logits: np.ndarray, matcher: GrammarMatcher, k: int = 48) -> int | None:
+def _best_allowed(logits: np.ndarray, matcher: GrammarMatcher | OutlinesMatcher, k: int = 48) -> int | None:
     """Under greedy decoding, the best token the grammar allows among the top
     ``k``: the same token the full mask would give, at a fraction of its cost."""
     top = np.argpartition(logits, -k)[-k:]
