@@ -75,10 +75,33 @@ def _args_rules(schemas: tuple[str, ...]) -> tuple[list[str], str]:
     conv = SchemaConverter(prop_order=order, allow_fetch=False, dotall=False, raw_pattern=False)
     names = []
     for i, text in enumerate(schemas):
-        schema = json.loads(text)
+        schema = engine_safe(json.loads(text))
         schema = conv.resolve_refs(schema, f"tool{i}")
         names.append(conv.visit(schema, f"args{i}"))
     return names, conv.format_grammar()
+
+
+# The converter writes a bound as nested optionals ("x (x (x ...)?)?"), and
+# llama.cpp's recursive grammar parser overflows its stack (a segfault no
+# Python code can catch) on a few hundred of them. Larger bounds are left to
+# the validator, which checks every call after it is generated.
+MAX_GRAMMAR_BOUND = 64
+
+
+def engine_safe(schema: Any) -> Any:
+    """``schema`` without length and count bounds above ``MAX_GRAMMAR_BOUND``."""
+    if isinstance(schema, list):
+        return [engine_safe(s) for s in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out = {}
+    for k, v in schema.items():
+        if k in ("maxLength", "maxItems", "maxProperties") and isinstance(v, int) and v > MAX_GRAMMAR_BOUND:
+            continue
+        if k in ("minLength", "minItems") and isinstance(v, int) and v > MAX_GRAMMAR_BOUND:
+            continue
+        out[k] = v if k in ("enum", "const", "default", "examples") else engine_safe(v)
+    return out
 
 
 def _property_names(schema: Any) -> list[str]:
@@ -191,7 +214,7 @@ def _regex_cached(tools_key: tuple[str, ...], choice: ToolChoice, parallel: bool
     for t in tools:
         schema = t.get("parameters") or {"type": "object", "properties": {}}
         try:
-            args = build_regex_from_schema(json.dumps(schema), r"[ ]?")
+            args = build_regex_from_schema(json.dumps(engine_safe(schema)), r"[ ]?")
         except Exception as e:  # outlines-core raises its own error types
             raise ConstraintError(f"cannot build a regex for the schema of '{t['name']}': {e}") from None
         head = re.escape('{"name": ' + json.dumps(t["name"], ensure_ascii=False) + ', "arguments": ')

@@ -278,3 +278,23 @@ def test_grammar_is_built_once_and_fast() -> None:
     assert first_ms < 200  # generous for a loaded CI machine; the bench reports the real figure
     for i in range(10):
         assert f'\\"tool_{i}\\"' in g1
+
+
+def test_large_bounds_are_left_to_the_validator(vocab: Any, token_bytes: Any, engine: str) -> None:
+    # A maxLength of 500 once crashed llama.cpp's grammar parser (stack overflow).
+    big = {
+        "type": "function",
+        "function": {
+            "name": "note",
+            "description": "Write a note.",
+            "parameters": {
+                "type": "object",
+                "properties": {"text": {"type": "string", "maxLength": 500}, "tag": {"type": "string", "maxLength": 3}},
+                "required": ["text", "tag"],
+                "additionalProperties": False,
+            },
+        },
+    }
+    c = build(engine, [big], ToolChoice("required"))
+    assert accepts(vocab, c, call("note", {"text": "x" * 80, "tag": "abc"}), token_bytes)
+    assert not accepts(vocab, c, call("note", {"text": "x", "tag": "abcd"}), token_bytes)

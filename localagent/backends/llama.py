@@ -27,6 +27,7 @@ from ..prompt import render, template_supports_tools
 from .base import Generation, GenerateOptions
 from .llama_grammar import GrammarMatcher
 from .outlines_engine import OutlinesMatcher, build_index
+from .prefix_cache import PrefixCache, cache_key
 
 
 def template_messages(
@@ -69,8 +70,11 @@ class LlamaBackend:
         n_gpu_layers: int = 0,
         n_batch: int = 512,
         verbose: bool = False,
+        warm_start: bool = True,
+        prefix_cache: PrefixCache | None = None,
     ):
         self.model_path = Path(model_path)
+        self.prefix_cache = (prefix_cache or PrefixCache()) if warm_start else None
         try:
             self.llm = Llama(
                 model_path=str(self.model_path),
@@ -110,16 +114,28 @@ class LlamaBackend:
         """Tokens in ``text``, special markers read as plain text."""
         return len(self.llm.tokenize(text.encode("utf-8"), add_bos=False, special=False))
 
-    def render(self, messages: list[Message], schemas: list[dict[str, Any]]) -> str:
+    def render(
+        self, messages: list[Message], schemas: list[dict[str, Any]], *, add_generation_prompt: bool = True
+    ) -> str:
         """The prompt for the next assistant turn."""
         dicts = template_messages(messages, schemas, self.native_tools)
         return render(
             self.template,
             dicts,
             tools=schemas if self.native_tools else None,
+            add_generation_prompt=add_generation_prompt,
             bos_token=self._bos,
             eos_token=self._eos,
         )
+
+    def _prefix_ids(self, messages: list[Message], schemas: list[dict[str, Any]], prompt: list[int]) -> list[int]:
+        """The tokens of the system turn (tools included) when the prompt starts with them."""
+        if not messages or messages[0].role != "system":
+            return []
+        ids = self.tokenize(self.render(messages[:1], schemas, add_generation_prompt=False))
+        if self._add_bos:
+            ids = [self.llm.token_bos()] + ids
+        return ids if len(ids) < len(prompt) and prompt[: len(ids)] == ids else []
 
     def prompt_tokens(self, messages: list[Message], schemas: list[dict[str, Any]]) -> int:
         return len(self._prompt_ids(messages, schemas))
@@ -131,6 +147,22 @@ class LlamaBackend:
         return ids
 
     # -- KV cache ---------------------------------------------------------------
+
+    def _warm_start(self, prefix: list[int], info: dict[str, Any]) -> int:
+        """With an empty KV cache, load the prefix state from disk, or evaluate and
+        save it; returns the tokens evaluated here."""
+        if self.prefix_cache is None or not prefix or self.llm.n_tokens > 0:
+            return 0
+        prefix = prefix[:-1]  # the last token is left for _prefill, which needs its logits
+        key = cache_key(self.model_path, self.template, prefix, self.context_size)
+        if self.prefix_cache.load(self.llm.ctx, key, prefix):
+            self.llm.input_ids[: len(prefix)] = prefix
+            self.llm.n_tokens = len(prefix)
+            info["warm_start"] = "loaded"
+            return 0
+        self.llm.eval(prefix)
+        info["warm_start"] = "saved" if self.prefix_cache.save(self.llm.ctx, key, prefix) else "not saved"
+        return len(prefix)
 
     def _prefill(self, prompt: list[int]) -> int:
         """Evaluate ``prompt``, reusing the cached prefix; returns tokens evaluated."""
@@ -191,11 +223,16 @@ class LlamaBackend:
             matcher = self._matcher(options)
         except ConstraintError as e:
             return Generation("", "error", prompt_tokens=len(prompt), error=str(e), info={"constraint_error": True})
+        info: dict[str, Any] = {}
         try:
-            return self._decode(prompt, room, matcher, options, t0)
+            warm = self._warm_start(self._prefix_ids(messages, schemas, prompt), info)
+            gen = self._decode(prompt, room, matcher, options, t0)
         finally:
             if matcher is not None:
                 matcher.close()
+        gen.info.update(info)
+        gen.prompt_tokens_evaluated += warm  # evaluated before _decode counted
+        return gen
 
     def _matcher(self, options: GenerateOptions) -> GrammarMatcher | OutlinesMatcher | None:
         if options.grammar and options.regex:

@@ -1,0 +1,94 @@
+"""A warm start across runs: the KV state of the prompt prefix, kept on disk.
+
+The system prompt and the tool definitions are the same from one run to the
+next, so the state after evaluating them is saved once (keyed by the model
+file, the chat template and the prefix tokens) and loaded instead of being
+evaluated again. An entry is written to a temporary name and renamed into
+place with a sha256 beside it; one that fails its checksum, or whose stored
+tokens are not the prefix, is deleted and rebuilt, never used.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import hashlib
+import os
+from pathlib import Path
+from typing import Any
+
+import llama_cpp
+
+
+def default_dir() -> Path:
+    """``LOCALAGENT_PREFIX_CACHE``, else ``~/.cache/localagent/prefix``."""
+    env = os.environ.get("LOCALAGENT_PREFIX_CACHE")
+    return Path(env) if env else Path.home() / ".cache" / "localagent" / "prefix"
+
+
+def cache_key(model_path: Path, template: str, tokens: list[int], n_ctx: int) -> str:
+    """Model identity (path, size, mtime), template, context size and prefix tokens."""
+    st = model_path.stat()
+    h = hashlib.sha256()
+    h.update(f"{model_path.resolve()}|{st.st_size}|{st.st_mtime_ns}|{n_ctx}|".encode())
+    h.update(template.encode())
+    h.update(b"|" + ",".join(map(str, tokens)).encode())
+    return h.hexdigest()[:32]
+
+
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+class PrefixCache:
+    """Save and load the KV state of a prompt prefix for one llama context."""
+
+    def __init__(self, folder: Path | None = None):
+        self.folder = folder or default_dir()
+
+    def _paths(self, key: str) -> tuple[Path, Path]:
+        return self.folder / f"{key}.state", self.folder / f"{key}.sha256"
+
+    def load(self, ctx: Any, key: str, tokens: list[int]) -> bool:
+        """Load the state for ``key`` into ``ctx``; False (and the entry gone) if it is
+        missing, corrupt or not for these tokens."""
+        state, digest = self._paths(key)
+        if not state.exists():
+            return False
+        try:
+            ok = digest.read_text().strip() == _sha256(state)
+        except OSError:
+            ok = False
+        if ok:
+            out = (llama_cpp.llama_token * (len(tokens) + 1))()
+            n = ctypes.c_size_t(0)
+            ok = bool(llama_cpp.llama_state_load_file(ctx, str(state).encode(), out, len(tokens) + 1, ctypes.byref(n)))
+            ok = ok and n.value == len(tokens) and list(out[: n.value]) == tokens
+        if not ok:
+            self.drop(key)
+        return ok
+
+    def save(self, ctx: Any, key: str, tokens: list[int]) -> bool:
+        """Save the state of ``ctx`` (which holds exactly ``tokens``) under ``key``."""
+        state, digest = self._paths(key)
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            tmp = state.with_name(f"{state.name}.{os.getpid()}.partial")
+            arr = (llama_cpp.llama_token * len(tokens))(*tokens)
+            if not llama_cpp.llama_state_save_file(ctx, str(tmp).encode(), arr, len(tokens)):
+                tmp.unlink(missing_ok=True)
+                return False
+            sha = _sha256(tmp)
+            os.replace(tmp, state)
+            digest.write_text(sha + "\n")
+            return True
+        except OSError:
+            return False
+
+    def drop(self, key: str) -> None:
+        """Delete an entry (a stale or corrupt one)."""
+        for p in self._paths(key):
+            p.unlink(missing_ok=True)

@@ -1,0 +1,48 @@
+"""The warm start: the prefix state on disk is loaded, and a bad entry is rebuilt, never used."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from localagent.backends.base import GenerateOptions
+from localagent.backends.llama import LlamaBackend
+from localagent.backends.prefix_cache import PrefixCache
+from localagent.messages import Message
+from localagent.provision import resolve_model
+
+pytestmark = pytest.mark.real
+
+MSGS = [Message("system", "You are a terse assistant. " * 20), Message("user", "Name one colour.")]
+
+
+def _backend(cache: Path) -> LlamaBackend:
+    return LlamaBackend(resolve_model("smollm2-135m", progress=False), n_ctx=2048, prefix_cache=PrefixCache(cache))
+
+
+def test_prefix_state_is_saved_then_loaded(tmp_path: Path) -> None:
+    cold = _backend(tmp_path).generate(MSGS, [], GenerateOptions(max_tokens=6))
+    assert cold.info["warm_start"] == "saved"
+    assert list(tmp_path.glob("*.state")) and list(tmp_path.glob("*.sha256"))
+    warm = _backend(tmp_path).generate(MSGS, [], GenerateOptions(max_tokens=6))
+    assert warm.info["warm_start"] == "loaded"
+    assert warm.prompt_tokens_evaluated < cold.prompt_tokens_evaluated / 4
+    assert warm.text == cold.text  # the loaded state is the evaluated one
+
+
+@pytest.mark.parametrize("damage", ["flip", "truncate", "digest"])
+def test_a_corrupt_entry_is_rebuilt_not_used(tmp_path: Path, damage: str) -> None:
+    cold = _backend(tmp_path).generate(MSGS, [], GenerateOptions(max_tokens=6))
+    state = next(tmp_path.glob("*.state"))
+    data = state.read_bytes()
+    if damage == "flip":
+        state.write_bytes(data[:-100] + bytes([data[-100] ^ 0xFF]) + data[-99:])
+    elif damage == "truncate":
+        state.write_bytes(data[: len(data) // 2])
+    else:
+        next(tmp_path.glob("*.sha256")).write_text("0" * 64 + "\n")
+    again = _backend(tmp_path).generate(MSGS, [], GenerateOptions(max_tokens=6))
+    assert again.info["warm_start"] == "saved", "the damaged entry must be rebuilt"
+    assert again.text == cold.text
+    assert _backend(tmp_path).generate(MSGS, [], GenerateOptions(max_tokens=6)).info["warm_start"] == "loaded"
