@@ -37,10 +37,12 @@ class ToolChoice:
 
 @dataclass(frozen=True)
 class Constraint:
-    """What the decoder must follow for one step: a GBNF grammar or a regex."""
+    """What the decoder must follow for one step: a GBNF grammar or a regex, and
+    the call heads it fixes (for jump-forward)."""
 
     engine: Engine
     text: str
+    heads: tuple[str, ...] = ()
 
 
 def build_constraint(
@@ -53,7 +55,9 @@ def build_constraint(
 ) -> Constraint:
     """The constraint for one step with the chosen engine."""
     build = build_grammar if engine == "gbnf" else build_regex
-    return Constraint(engine, build(tools, choice, parallel=parallel, reason=reason))
+    text = build(tools, choice, parallel=parallel, reason=reason)
+    heads = call_heads(tools, choice) if tools and choice.mode != "none" else ()
+    return Constraint(engine, text, heads)
 
 
 @lru_cache(maxsize=None)
@@ -102,6 +106,36 @@ def engine_safe(schema: Any) -> Any:
             continue
         out[k] = v if k in ("enum", "const", "default", "examples") else engine_safe(v)
     return out
+
+
+def canonical_spacing(rules: str) -> str:
+    """Fix the converter's optional spaces to one layout: ``{"a": 1, "b": [2, 3]}``.
+
+    That is how the chat template re-renders a call (``tojson``), how the model
+    writes JSON by habit, and it leaves the grammar one way to write the
+    punctuation, which the decoder then inserts without sampling (jump-forward).
+    """
+    out = rules.replace('space ":" space', '":" " "').replace('":" space', '":" " "')
+    out = out.replace('"," space', '", "').replace('"{" space', '"{"').replace('"[" space', '"["')
+    return out.replace('space ::= " "?', 'space ::= ""')
+
+
+def call_heads(tools: list[dict[str, Any]], choice: ToolChoice = ToolChoice()) -> tuple[str, ...]:
+    """The text every call to each tool must start with, up to its first value:
+    ``<tool_call>\n{"name": "read_file", "arguments": {"path": `` (with the
+    canonical spacing). The decoder inserts what these fix without sampling."""
+    heads = []
+    for t in _select([t["function"] for t in tools], choice):
+        params = t.get("parameters") or {}
+        props = list((params.get("properties") or {}).keys())
+        required = [p for p in props if p in set(params.get("required") or [])]
+        head = "<tool_call>\n" + '{"name": ' + json.dumps(t["name"], ensure_ascii=False) + ', "arguments": {'
+        if required:
+            head += json.dumps(required[0], ensure_ascii=False) + ": "
+        elif not props:
+            head += "}}\n</tool_call>"
+        heads.append(head)
+    return tuple(heads)
 
 
 def _property_names(schema: Any) -> list[str]:
@@ -169,7 +203,7 @@ def _build_cached(tools_key: tuple[str, ...], choice: ToolChoice, parallel: bool
             alts.append(f"call{i}")
             parts.append(f"call{i} ::= {_literal(head)} {arg_rule} \"}}\"")
         parts.append("call ::= " + " | ".join(alts))
-        parts.append(rules)
+        parts.append(canonical_spacing(rules))
     return "\n".join(parts) + "\n"
 
 

@@ -53,6 +53,10 @@ class GenerateOptions:
     # reply becomes a tool call in the model's own envelope; otherwise it is
     # prose that cannot open one. None leaves the choice to the grammar alone.
     call_threshold: float | None = None
+    # Jump-forward: the starts every call must have (grammar.call_heads), and
+    # whether several calls may follow one another (then the end is not forced).
+    call_heads: tuple[str, ...] = ()
+    parallel: bool = True
 
 
 class Backend(Protocol):

@@ -22,6 +22,7 @@ from llama_cpp import Llama
 
 from ..errors import BackendError, ConstraintError
 from ..formats import CALL_OPEN, generic_system_prompt
+from ..jump import forced_text
 from ..messages import Message
 from ..prompt import render, template_supports_tools
 from .base import Generation, GenerateOptions
@@ -202,6 +203,36 @@ class LlamaBackend:
         prose[mask] = -np.inf
         return [], prose, mass
 
+    def _allowed_choice(
+        self, logits: np.ndarray, matcher: GrammarMatcher | OutlinesMatcher, temperature: float, rng: np.random.Generator
+    ) -> int | None:
+        """The token the constrained path picks from ``logits``; None if none is allowed."""
+        if temperature <= 0:
+            best = int(np.argmax(logits))
+            if matcher.allows(best):
+                return best
+            alt = _best_allowed(logits, matcher)
+            if alt is not None:
+                return alt
+        masked = matcher.mask(logits)
+        if not np.isfinite(masked).any():
+            return None
+        return _choose(masked, temperature, rng)
+
+    def _eval_rows(self, tokens: list[int]) -> list[np.ndarray]:
+        """Evaluate ``tokens`` in one batch and return the logits after each."""
+        llm = self.llm
+        n_past = llm.n_tokens
+        llm._ctx.kv_cache_seq_rm(-1, n_past, -1)
+        llm._batch.set_batch(batch=tokens, n_past=n_past, logits_all=True)
+        llm._ctx.decode(llm._batch)
+        llm.input_ids[n_past : n_past + len(tokens)] = tokens
+        llm.n_tokens = n_past + len(tokens)
+        return [
+            np.ctypeslib.as_array(llama_cpp.llama_get_logits_ith(llm.ctx, i), shape=(self.n_vocab,)).copy()
+            for i in range(len(tokens))
+        ]
+
     def _logits(self) -> np.ndarray:
         ptr = llama_cpp.llama_get_logits_ith(self.llm.ctx, -1)
         return np.ctypeslib.as_array(ptr, shape=(self.n_vocab,))
@@ -272,46 +303,14 @@ class LlamaBackend:
         rng = np.random.default_rng(options.seed)
         decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
         out: list[str] = []
-        n_out = 0
+        limit = min(options.max_tokens, room)
+        n_out = rejected = n_forced = 0
         first: float | None = None
-        rejected = 0
         finish = "length"
         info: dict[str, Any] = {}
-        forced: list[int] = []
-        for i in range(min(options.max_tokens, room)):
-            logits = self._logits()
-            if i == 0 and matcher is not None and options.call_threshold is not None:
-                forced, logits, mass = self._decide(logits, options.call_threshold, matcher)
-                info["decision"] = "call" if forced else "prose"
-                info["call_mass"] = round(mass, 4)
-            if forced:
-                tok = forced.pop(0)
-            else:
-                tok = _choose(logits, options.temperature, rng)
-            if matcher is not None and not matcher.allows(tok):
-                rejected += 1
-                alt = _best_allowed(logits, matcher) if options.temperature <= 0 else None
-                if alt is not None:
-                    tok = alt
-                    masked = None
-                else:
-                    masked = matcher.mask(logits)
-            else:
-                masked = None
-            if masked is not None:
-                if not np.isfinite(masked).any():
-                    return Generation(
-                        "".join(out), "error", len(prompt), evaluated, n_out,
-                        time.monotonic() - t0, first,
-                        error="the grammar allows no token here; the step is stopped (fail closed)",
-                        info={"constraint_error": True},
-                    )
-                tok = _choose(masked, options.temperature, rng)
-            if first is None:
-                first = time.monotonic() - t0
-            if llama_cpp.llama_vocab_is_eog(self._vocab, tok):
-                finish = "stop"
-                break
+
+        def emit(tok: int) -> None:
+            nonlocal n_out
             if matcher is not None:
                 matcher.accept(tok)
             piece = decoder.decode(self.llm.detokenize([tok], special=True))
@@ -320,17 +319,81 @@ class LlamaBackend:
                 out.append(piece)
                 if options.on_text:
                     options.on_text(piece)
-            self.llm.eval([tok])
+
+        next_logits: np.ndarray | None = None
+        while n_out < limit:
+            logits = next_logits if next_logits is not None else self._logits()
+            next_logits = None
+            trigger: list[int] = []
+            if n_out == 0 and matcher is not None and options.call_threshold is not None:
+                trigger, logits, mass = self._decide(logits, options.call_threshold, matcher)
+                info["decision"] = "call" if trigger else "prose"
+                info["call_mass"] = round(mass, 4)
+            if trigger:
+                tok = trigger[0]
+            else:
+                tok = _choose(logits, options.temperature, rng)
+            if matcher is not None and not matcher.allows(tok):
+                rejected += 1
+                alt = self._allowed_choice(logits, matcher, options.temperature, rng)
+                if alt is None:
+                    return Generation(
+                        "".join(out), "error", len(prompt), evaluated, n_out,
+                        time.monotonic() - t0, first,
+                        error="the grammar allows no token here; the step is stopped (fail closed)",
+                        info={"constraint_error": True},
+                    )
+                tok = alt
+            if first is None:
+                first = time.monotonic() - t0
+            if tok in self._eog_ids:
+                finish = "stop"
+                break
+            emit(tok)
+            draft = list(trigger[1:])  # the rest of the trigger: part of the decision
+            n_trigger = len(draft)
+            if matcher is not None and options.call_heads:
+                forced, _ = forced_text("".join(out), options.call_heads, parallel=options.parallel)
+                if forced:
+                    draft += self.tokenize(forced)
+            if not draft:
+                self.llm.eval([tok])
+                continue
+            # Jump-forward: evaluate the fixed tokens in one batch, then keep each
+            # one only if the plain constrained path would have produced it (under
+            # greedy decoding, the argmax among the allowed tokens). The first that
+            # differs, a different split of the same text, say, is dropped with all
+            # after it, so the output is the plain path's, token for token.
+            rows = self._eval_rows([tok] + draft)
+            kept = 0
+            for j, ft in enumerate(draft):
+                if n_out >= limit:
+                    break
+                assert matcher is not None
+                if not matcher.allows(ft):
+                    break
+                if j >= n_trigger:
+                    if options.temperature <= 0 and self._allowed_choice(rows[j], matcher, 0.0, rng) != ft:
+                        break
+                emit(ft)
+                kept += 1
+                if j >= n_trigger:
+                    n_forced += 1
+            if kept < len(draft):
+                self.llm.n_tokens -= len(draft) - kept  # the KV cells past here are dropped on the next eval
+            next_logits = rows[kept]
         tail = decoder.decode(b"", final=True)
         if tail:
             out.append(tail)
         text = "".join(out)
         if finish == "length" and n_out >= room:
             finish = "context"
+        if matcher is not None:
+            info.update(grammar_rejections=rejected, forced_tokens=n_forced)
         return Generation(
             text, finish, len(prompt), evaluated, n_out, time.monotonic() - t0, first,
             error="the context window filled up during the reply" if finish == "context" else None,
-            info={**info, "grammar_rejections": rejected} if matcher is not None else info,
+            info=info,
         )
 
 

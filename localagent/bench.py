@@ -1,0 +1,258 @@
+"""The benchmark: every figure measured side by side in one run, on one model.
+
+Absolute times on a shared 2-core machine mean little; the ratios between
+paths measured in the same process, minutes apart, are what to read.
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .backends.base import GenerateOptions, Generation
+from .grammar import ToolChoice, _build_cached, build_constraint, build_grammar
+from .messages import Message
+
+TASK = "What is the launch code written in notes.txt?"
+
+
+def _ms_per_token(gen: Generation) -> float:
+    """Decode time per generated token, the prompt evaluation left out."""
+    first = gen.first_token_seconds or 0.0
+    n = max(1, gen.completion_tokens - 1)
+    return 1000 * (gen.seconds - first) / n
+
+
+def ten_tools() -> list[dict[str, Any]]:
+    """Ten varied tool schemas (strings, enums, numbers, arrays, nested objects)."""
+    tools = []
+    for i in range(10):
+        tools.append(
+            {
+                "type": "function",
+                "function": {
+                    "name": f"tool_{i}",
+                    "description": f"Tool number {i}.",
+                    "parameters": {
+                        "type": "object",
+                        "properties": {
+                            "path": {"type": "string", "description": "A path."},
+                            "mode": {"type": "string", "enum": ["fast", "slow", "auto"]},
+                            "count": {"type": "integer", "minimum": 0},
+                            "ratio": {"type": "number"},
+                            "tags": {"type": "array", "items": {"type": "string"}},
+                            "opts": {
+                                "type": "object",
+                                "properties": {"dry_run": {"type": "boolean"}, "label": {"type": "string"}},
+                                "required": ["dry_run"],
+                                "additionalProperties": False,
+                            },
+                        },
+                        "required": ["path", "mode"],
+                        "additionalProperties": False,
+                    },
+                },
+            }
+        )
+    return tools
+
+
+def grammar_build_ms(tools: list[dict[str, Any]], repeats: int = 5) -> float:
+    """Cold build time of one step's grammar (the cache cleared each time), best of ``repeats``."""
+    best = float("inf")
+    for _ in range(repeats):
+        _build_cached.cache_clear()
+        t0 = time.perf_counter()
+        build_grammar(tools)
+        best = min(best, time.perf_counter() - t0)
+    return 1000 * best
+
+
+@dataclass
+class Setup:
+    """The model, the tools and the folder the benchmark runs against."""
+
+    backend: Any
+    root: Path
+    tools: list[Any]
+    schemas: list[dict[str, Any]]
+    system: str
+
+
+def _setup(backend: Any) -> Setup:
+    from .builtin_tools import workspace_tools
+    from .loop import overview
+    from .prompt import load_prompt
+    from .tools import ToolSet
+    from .workspace import Workspace
+
+    root = Path(tempfile.mkdtemp(prefix="localagent-bench-"))
+    (root / "notes.txt").write_text("The launch code is PURPLE-42.\n")
+    (root / "src").mkdir()
+    (root / "src" / "main.py").write_text("def main():\n    print('hello')\n")
+    tools = workspace_tools(Workspace(root))
+    system = load_prompt("system").strip() + "\n\n" + overview(root)
+    return Setup(backend, root, tools, ToolSet(tools).schemas(), system)
+
+
+def decode_speeds(s: Setup, max_tokens: int = 48) -> dict[str, Any]:
+    """ms per token: free, llama-cpp-python's stock grammar path, and ours, on the same prompt."""
+    from llama_cpp import LlamaGrammar
+
+    b = s.backend
+    msgs = [Message("system", s.system), Message("user", TASK)]
+    c = build_constraint(s.schemas, ToolChoice("required"), parallel=False)
+    grammar = c.text
+    b.generate(msgs, s.schemas, GenerateOptions(max_tokens=1))  # the prompt into the KV cache
+    free = b.generate(msgs, s.schemas, GenerateOptions(max_tokens=max_tokens))
+    plain = b.generate(msgs, s.schemas, GenerateOptions(max_tokens=max_tokens, grammar=grammar, parallel=False))
+    ours = b.generate(
+        msgs, s.schemas, GenerateOptions(max_tokens=max_tokens, grammar=grammar, call_heads=c.heads, parallel=False)
+    )
+    prompt = b._prompt_ids(msgs, s.schemas)
+    t0 = time.monotonic()
+    times = []
+    text = ""
+    for chunk in b.llm.create_completion(
+        prompt, max_tokens=max_tokens, temperature=0.0, grammar=LlamaGrammar.from_string(grammar, verbose=False), stream=True
+    ):
+        times.append(time.monotonic() - t0)
+        text += chunk["choices"][0]["text"]
+    b.llm.n_tokens = 0  # the stock path leaves its own cache state: start ours clean
+    stock_ms = 1000 * (times[-1] - times[0]) / max(1, len(times) - 1)
+    return {
+        "free_ms_per_token": round(_ms_per_token(free), 2),
+        "gbnf_ms_per_token": round(stock_ms, 2),
+        "constrained_ms_per_token": round(_ms_per_token(ours), 2),
+        "free_tokens": free.completion_tokens,
+        "constrained_tokens": ours.completion_tokens,
+        "gbnf_tokens": len(times),
+        "constrained_no_jump_ms_per_token": round(_ms_per_token(plain), 2),
+        "constrained_output_equals_stock": ours.text == text,
+        "constrained_output_equals_no_jump": ours.text == plain.text,
+        "grammar_rejections": ours.info.get("grammar_rejections"),
+        "forced_tokens": ours.info.get("forced_tokens"),
+    }
+
+
+def call_seconds(s: Setup, max_tokens: int = 96) -> dict[str, Any]:
+    """Wall time to produce the tool call, free versus constrained, prompt already cached."""
+    from .formats import parse
+
+    b = s.backend
+    msgs = [Message("system", s.system), Message("user", TASK)]
+    c = build_constraint(s.schemas, ToolChoice("required"), parallel=False)
+    b.generate(msgs, s.schemas, GenerateOptions(max_tokens=1))
+    free = b.generate(msgs, s.schemas, GenerateOptions(max_tokens=max_tokens))
+    ours = b.generate(
+        msgs, s.schemas, GenerateOptions(max_tokens=max_tokens, grammar=c.text, call_heads=c.heads, parallel=False)
+    )
+    free_calls = [(c.name, c.arguments) for c in parse(free.text).calls]
+    our_calls = [(c.name, c.arguments) for c in parse(ours.text).calls]
+    return {
+        "call_seconds_free": round(free.seconds, 3),
+        "call_seconds_constrained": round(ours.seconds, 3),
+        "free_text": free.text,
+        "constrained_text": ours.text,
+        "free_call_parsed": bool(free_calls),
+        "same_call": free_calls == our_calls,
+    }
+
+
+def kv_reuse(s: Setup, steps: int = 10) -> dict[str, Any]:
+    """A scripted 10-step history on the real model: tokens sent, evaluated, and new."""
+    from .formats import render_call
+
+    b = s.backend
+    b.llm.n_tokens = 0
+    msgs = [Message("system", s.system), Message("user", "Read the files one by one.")]
+    sent = evaluated = new = 0
+    prev_len = 0
+    per_step = []
+    for i in range(steps):
+        gen = b.generate(msgs, s.schemas, GenerateOptions(max_tokens=1))
+        sent += gen.prompt_tokens
+        evaluated += gen.prompt_tokens_evaluated
+        new += gen.prompt_tokens - prev_len
+        per_step.append([gen.prompt_tokens, gen.prompt_tokens_evaluated, gen.prompt_tokens - prev_len])
+        prev_len = gen.prompt_tokens
+        raw = render_call("read_file", {"path": f"part{i}.txt"})
+        msgs.append(Message("assistant", "", raw=raw))
+        msgs.append(Message("tool", f"Part {i}: " + "lorem ipsum dolor sit amet " * 8, tool_call_id=f"c{i}"))
+    return {
+        "prompt_tokens_sent": sent,
+        "prompt_tokens_evaluated": evaluated,
+        "prompt_tokens_new": new,
+        "kv_steps": per_step,
+    }
+
+
+def loop_overhead(s: Setup) -> dict[str, Any]:
+    """Share of a real run's wall time spent outside the model."""
+    from .loop import Agent, AgentConfig
+
+    agent = Agent(s.backend, s.tools, root=s.root, config=AgentConfig(system_prompt=s.system.split("\n\n")[0]))
+    t0 = time.monotonic()
+    r = agent.run(TASK)
+    wall = time.monotonic() - t0
+    model = sum(rec.generation.seconds for rec in r.records)
+    return {
+        "loop_overhead_pct": round(100 * (wall - model) / wall, 2),
+        "loop_run_seconds": round(wall, 3),
+        "loop_run_steps": r.steps,
+        "loop_run_answer": r.answer,
+    }
+
+
+def first_token(model_path: Path, s: Setup, n_ctx: int) -> dict[str, Any]:
+    """Time to the first token of a new run, without and with the warm-start cache."""
+    from .backends.llama import LlamaBackend
+    from .backends.prefix_cache import PrefixCache
+
+    msgs = [Message("system", s.system), Message("user", TASK)]
+    out: dict[str, Any] = {}
+    with tempfile.TemporaryDirectory() as d:
+        for name in ("cold", "warm"):
+            b = LlamaBackend(model_path, n_ctx=n_ctx, prefix_cache=PrefixCache(Path(d)))
+            gen = b.generate(msgs, s.schemas, GenerateOptions(max_tokens=1))
+            out[f"first_token_seconds_{name}"] = round(gen.first_token_seconds or gen.seconds, 3)
+            out[f"first_token_{name}_warm_start"] = gen.info.get("warm_start")
+            del b
+    return out
+
+
+def run_bench(model: str | None = None, n_ctx: int = 4096) -> dict[str, Any]:
+    """All figures, in one process, one after another."""
+    from .backends.llama import LlamaBackend
+    from .provision import default_model_id, resolve_model
+
+    model_id = model or default_model_id()
+    path = resolve_model(model_id)
+    backend = LlamaBackend(path, n_ctx=n_ctx, warm_start=False)
+    s = _setup(backend)
+    result: dict[str, Any] = {"model": model_id, "n_ctx": n_ctx}
+    result["grammar_build_ms_10_tools"] = round(grammar_build_ms(ten_tools()), 2)
+    result.update(decode_speeds(s))
+    result.update(call_seconds(s))
+    result.update(kv_reuse(s))
+    result.update(loop_overhead(s))
+    del backend, s.backend
+    result.update(first_token(path, s, n_ctx))
+    r = result
+    result["ratios"] = {
+        "constrained_over_free_ms_per_token": round(r["constrained_ms_per_token"] / r["free_ms_per_token"], 3),
+        "gbnf_over_free_ms_per_token": round(r["gbnf_ms_per_token"] / r["free_ms_per_token"], 3),
+        "call_seconds_constrained_over_free": round(r["call_seconds_constrained"] / r["call_seconds_free"], 3),
+        "evaluated_over_new": round(r["prompt_tokens_evaluated"] / r["prompt_tokens_new"], 3),
+        "first_token_warm_over_cold": round(r["first_token_seconds_warm"] / r["first_token_seconds_cold"], 3),
+    }
+    return result
+
+
+def to_json(result: dict[str, Any]) -> str:
+    """The benchmark's one JSON object."""
+    return json.dumps(result, ensure_ascii=False)

@@ -1,0 +1,31 @@
+"""``localagent bench``: the speed figures, measured side by side in one run."""
+
+from __future__ import annotations
+
+import json
+from typing import Optional
+
+import typer
+
+
+def bench(
+    model: Optional[str] = typer.Option(None, "--model", help="A model id or a .gguf path (default: the default model)."),
+    as_json: bool = typer.Option(False, "--json", help="Print the one JSON object only."),
+    n_ctx: int = typer.Option(4096, "--ctx", min=512, help="Context window."),
+) -> None:
+    """Measure decoding speed, grammar cost, KV reuse, loop overhead and warm start."""
+    from ..bench import run_bench, to_json
+
+    result = run_bench(model, n_ctx=n_ctx)
+    if as_json:
+        print(to_json(result))
+        return
+    for k, v in result.items():
+        if k in ("kv_steps", "free_text", "constrained_text"):
+            continue
+        print(f"{k:40s} {json.dumps(v, ensure_ascii=False)}")
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``bench`` to the top-level app."""
+    app.command("bench")(bench)
