@@ -1,0 +1,45 @@
+"""``localagent eval``: tool-call accuracy of a model on a file of cases."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from ..errors import ConfigError
+
+
+def eval_cmd(
+    cases_file: Annotated[Path, typer.Argument(metavar="CASES.jsonl", help="One case per line (see evals/cases.jsonl).")],
+    model: Annotated[Optional[str], typer.Option("--model", help="A model id (see `models list`) or a .gguf path.")] = None,
+    mode: Annotated[str, typer.Option("--mode", help="constrained (the tools' grammar) or free.")] = "constrained",
+    limit: Annotated[Optional[int], typer.Option("--limit", min=1, help="Run N cases, taken in turn from each category.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object (summary and every result).")] = False,
+    one_call: Annotated[bool, typer.Option("--one-call", help="Constrained: allow one call per turn (as `run` does), not up to four.")] = False,
+    max_tokens: Annotated[int, typer.Option("--max-tokens", min=16, help="Token limit of each reply.")] = 256,
+    n_gpu_layers: Annotated[int, typer.Option("--n-gpu-layers", help="Layers to offload to a GPU.")] = 0,
+) -> None:
+    """Score how often the model calls the right tool with the right arguments."""
+    from ..backends import load_llama
+    from ..evaluate import CaseResult, format_report, load_cases, run_eval, sample
+
+    if mode not in ("constrained", "free"):
+        raise ConfigError(f"--mode must be constrained or free, not {mode!r}")
+    cases = sample(load_cases(cases_file), limit)
+    backend = load_llama(model, n_ctx=4096, n_gpu_layers=n_gpu_layers, progress=not as_json)
+
+    def progress(i: int, r: CaseResult) -> None:
+        mark = "ok" if r.right else f"{r.error.value if r.error else '?'}: {r.detail}"
+        print(f"[{i + 1}/{len(cases)}] {r.id} {r.seconds:.1f}s {mark}", file=sys.stderr, flush=True)
+
+    report = run_eval(backend, cases, "free" if mode == "free" else "constrained", max_tokens=max_tokens, parallel=not one_call, on_result=None if as_json else progress)
+    d = report.to_dict()
+    typer.echo(json.dumps(d, ensure_ascii=False) if as_json else format_report(d))
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``eval`` to the top-level app."""
+    app.command("eval")(eval_cmd)

@@ -1,0 +1,502 @@
+"""Tool-call accuracy: does the model call the right tool with the right arguments?
+
+A case is a chat, the tools offered, and the calls expected in the first
+assistant turn (none when it should answer in prose). Scoring is pure: it
+reads the turn's text, matches its calls to the expected ones in any order and
+gives each wrong case one error class. ``run_eval`` asks a backend once per
+case, constrained by the tools' grammar or left free.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+import re
+import string
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from enum import Enum
+from pathlib import Path
+from typing import Any, Callable, Literal
+
+import jsonschema
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from .backends.base import Backend, Generation, GenerateOptions
+from .errors import ConfigError, ConstraintError
+from .formats import ParsedCall, parse
+from .grammar import ToolChoice, build_grammar
+from .messages import Message, ToolCall
+
+Mode = Literal["constrained", "free"]
+MAX_EXPECTED_CALLS = 6  # matching tries every order of the calls
+
+
+class ErrorClass(str, Enum):
+    """Why a case was judged wrong: exactly one per wrong case."""
+
+    FORMAT_FAILURE = "format_failure"  # a call that does not parse, or one outside the envelope
+    WRONG_TOOL = "wrong_tool"
+    WRONG_COUNT = "wrong_number_of_calls"  # includes no call when one was expected
+    MISSING_ARGUMENT = "missing_argument"
+    UNEXPECTED_ARGUMENT = "unexpected_argument"
+    WRONG_VALUE = "wrong_value"
+    UNNEEDED_CALL = "called_when_not_needed"
+
+
+# Within one call, the first of these that applies is the call's error.
+_CALL_ERRORS = (ErrorClass.WRONG_TOOL, ErrorClass.MISSING_ARGUMENT, ErrorClass.UNEXPECTED_ARGUMENT, ErrorClass.WRONG_VALUE)
+
+
+# --- the case file (pydantic at the edge) ------------------------------------------------
+
+
+class _Function(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    name: str = Field(pattern=r"^[A-Za-z_][A-Za-z0-9_\-]{0,63}$")
+    description: str = ""
+    parameters: dict[str, Any] = Field(default_factory=lambda: {"type": "object", "properties": {}})
+
+    @field_validator("parameters")
+    @classmethod
+    def _is_schema(cls, v: dict[str, Any]) -> dict[str, Any]:
+        try:
+            jsonschema.validators.validator_for(v).check_schema(v)
+        except jsonschema.SchemaError as e:
+            raise ValueError(f"not a valid JSON schema: {e.message}") from None
+        return v
+
+
+class _ToolDef(BaseModel):
+    type: Literal["function"] = "function"
+    function: _Function
+
+
+class _CallDef(BaseModel):
+    name: str
+    arguments: dict[str, Any] = Field(default_factory=dict)
+
+
+class _MessageDef(BaseModel):
+    role: Literal["system", "user", "assistant", "tool"]
+    content: str = ""
+    tool_calls: list[_CallDef] = Field(default_factory=list)
+    tool_call_id: str | None = None
+    name: str | None = None
+
+
+class _ExpectedDef(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    name: str
+    arguments: dict[str, list[Any]] = Field(default_factory=dict)
+
+    @field_validator("arguments")
+    @classmethod
+    def _alternatives(cls, v: dict[str, list[Any]]) -> dict[str, list[Any]]:
+        for arg, values in v.items():
+            if not values:
+                raise ValueError(f"argument '{arg}' lists no acceptable values")
+        return v
+
+
+class _CaseDef(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    id: str = Field(min_length=1)
+    category: str = Field(min_length=1)
+    messages: list[_MessageDef] = Field(min_length=1)
+    tools: list[_ToolDef] = Field(min_length=1)
+    expected: list[_ExpectedDef] = Field(max_length=MAX_EXPECTED_CALLS)
+
+    @model_validator(mode="after")
+    def _expected_fits_tools(self) -> "_CaseDef":
+        # A case no call could satisfy is a bug in the case file, not a model error.
+        tools = {t.function.name: t.function.parameters for t in self.tools}
+        for e in self.expected:
+            if e.name not in tools:
+                raise ValueError(f"expected call '{e.name}' is not one of the tools ({', '.join(tools)})")
+            props = tools[e.name].get("properties", {})
+            for arg in tools[e.name].get("required", []):
+                if "" in e.arguments.get(arg, [""]):
+                    raise ValueError(f"'{e.name}' requires '{arg}': the expected call must give it values, not \"\"")
+            for arg, values in e.arguments.items():
+                if arg not in props:
+                    raise ValueError(f"'{e.name}' has no parameter '{arg}'")
+                check = jsonschema.validators.validator_for(props[arg])(props[arg])
+                for v in values:
+                    if v != "" and (err := jsonschema.exceptions.best_match(check.iter_errors(v))) is not None:
+                        raise ValueError(f"'{e.name}': acceptable value {json.dumps(v)} of '{arg}' breaks its schema: {err.message}")
+        return self
+
+
+@dataclass
+class ExpectedCall:
+    """One call a case expects: the tool, and the acceptable values of each argument."""
+
+    name: str
+    arguments: dict[str, list[Any]]
+
+
+@dataclass
+class Case:
+    """One evaluation case."""
+
+    id: str
+    category: str
+    messages: list[dict[str, Any]]
+    tools: list[dict[str, Any]]  # OpenAI-style {"type": "function", "function": {...}}
+    expected: list[ExpectedCall]
+
+    def history(self) -> list[Message]:
+        """The case's chat as the backends take it."""
+        out = []
+        for i, m in enumerate(self.messages):
+            calls = [ToolCall(f"case_{i}_{j}", c["name"], c.get("arguments", {})) for j, c in enumerate(m.get("tool_calls", []))]
+            out.append(Message(m["role"], m.get("content", ""), calls, m.get("tool_call_id"), m.get("name")))
+        return out
+
+    def schema(self, name: str) -> dict[str, Any] | None:
+        """The parameters schema of tool ``name``, or None when it is not offered."""
+        for t in self.tools:
+            if t["function"]["name"] == name:
+                return t["function"].get("parameters") or {"type": "object", "properties": {}}
+        return None
+
+
+def load_cases(path: Path | str) -> list[Case]:
+    """Read a JSONL case file; any bad line is a ``ConfigError`` naming the line and field."""
+    p = Path(path)
+    try:
+        lines = p.read_text(encoding="utf-8").splitlines()
+    except OSError as e:
+        raise ConfigError(f"cannot read case file {p}: {e.strerror or e}") from None
+    cases: list[Case] = []
+    seen: dict[str, int] = {}
+    for n, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        where = f"{p}, line {n}"
+        try:
+            raw = json.loads(line)
+        except json.JSONDecodeError as e:
+            raise ConfigError(f"{where}: not valid JSON ({e.msg}, column {e.colno})") from None
+        try:
+            d = _CaseDef.model_validate(raw)
+        except ValidationError as e:
+            err = e.errors()[0]
+            loc = ".".join(str(x) for x in err["loc"]) or "case"
+            raise ConfigError(f"{where}: {loc}: {err['msg']}") from None
+        if d.id in seen:
+            raise ConfigError(f"{where}: case id '{d.id}' is already used on line {seen[d.id]}")
+        seen[d.id] = n
+        cases.append(
+            Case(
+                id=d.id,
+                category=d.category,
+                messages=[m.model_dump(exclude_none=True) for m in d.messages],
+                tools=[t.model_dump() for t in d.tools],
+                expected=[ExpectedCall(e.name, e.arguments) for e in d.expected],
+            )
+        )
+    if not cases:
+        raise ConfigError(f"case file {p} holds no cases")
+    return cases
+
+
+def sample(cases: list[Case], limit: int | None) -> list[Case]:
+    """At most ``limit`` cases, taken in turn from each category (file order within one)."""
+    if limit is None or limit >= len(cases):
+        return list(cases)
+    by_cat: dict[str, list[Case]] = {}
+    for c in cases:
+        by_cat.setdefault(c.category, []).append(c)
+    picked: list[Case] = []
+    for row in itertools.zip_longest(*by_cat.values()):
+        picked += [c for c in row if c is not None]
+    chosen = {id(c) for c in picked[:limit]}
+    return [c for c in cases if id(c) in chosen]
+
+
+# --- normalising and matching ----------------------------------------------------------
+
+_STRIP = string.punctuation + string.whitespace + "“”‘’«»…"
+
+
+def normalize(value: Any) -> Any:
+    """The form values are compared in: strings lower-cased, white space collapsed,
+    surrounding punctuation dropped; numbers as floats; lists and objects recursively."""
+    if isinstance(value, bool) or value is None:
+        return value
+    if isinstance(value, (int, float)):
+        return float(value)
+    if isinstance(value, str):
+        return " ".join(value.split()).strip(_STRIP).lower()
+    if isinstance(value, list):
+        return [normalize(v) for v in value]
+    if isinstance(value, dict):
+        return {k: normalize(v) for k, v in value.items()}
+    return value
+
+
+def values_equal(actual: Any, acceptable: Any) -> bool:
+    """Whether ``actual`` matches one acceptable value, after ``normalize``.
+
+    Types must agree (``true`` is not ``1``, ``"3"`` is not ``3``), except that an
+    integer equals the same float. Lists compare element by element, in order.
+    """
+    return _same(normalize(actual), normalize(acceptable))
+
+
+def _same(a: Any, b: Any) -> bool:
+    if isinstance(a, bool) or isinstance(b, bool):
+        return type(a) is type(b) and a == b
+    if isinstance(a, float) and isinstance(b, float):
+        return math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-12)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+    return type(a) is type(b) and a == b
+
+
+def check_call(call: ParsedCall, expected: ExpectedCall) -> tuple[ErrorClass, str] | None:
+    """None when ``call`` is right for ``expected``; else its error and one line why."""
+    if call.name != expected.name:
+        return ErrorClass.WRONG_TOOL, f"called '{call.name}', expected '{expected.name}'"
+    for arg, ok in expected.arguments.items():
+        if arg not in call.arguments and "" not in ok:
+            return ErrorClass.MISSING_ARGUMENT, f"{call.name}: missing argument '{arg}'"
+    for arg in call.arguments:
+        if arg not in expected.arguments:
+            return ErrorClass.UNEXPECTED_ARGUMENT, f"{call.name}: unexpected argument '{arg}'"
+    for arg, ok in expected.arguments.items():
+        if arg in call.arguments and not any(values_equal(call.arguments[arg], v) for v in ok):
+            got = json.dumps(call.arguments[arg], ensure_ascii=False)
+            return ErrorClass.WRONG_VALUE, f"{call.name}: '{arg}' is {got}, expected one of {json.dumps(ok, ensure_ascii=False)}"
+    return None
+
+
+def match_calls(calls: list[ParsedCall], expected: list[ExpectedCall]) -> tuple[ErrorClass, str] | None:
+    """None when the calls are exactly the expected ones, in any order; else the error.
+
+    With the counts equal, the pairing with the most right calls (then the
+    mildest errors) is the one judged, and its worst error is the case's.
+    """
+    if not expected:
+        return (ErrorClass.UNNEEDED_CALL, f"called {', '.join(c.name for c in calls)}; expected an answer without a call") if calls else None
+    if len(calls) != len(expected):
+        return ErrorClass.WRONG_COUNT, f"{len(calls)} call(s), expected {len(expected)}"
+    best: list[tuple[ErrorClass, str]] | None = None
+    best_key: tuple[int, int] | None = None
+    for order in itertools.permutations(calls):
+        errors = [e for c, x in zip(order, expected) if (e := check_call(c, x)) is not None]
+        if not errors:
+            return None
+        key = (len(errors), sum(len(_CALL_ERRORS) - _CALL_ERRORS.index(e[0]) for e in errors))
+        if best_key is None or key < best_key:
+            best, best_key = errors, key
+    assert best
+    return min(best, key=lambda e: _CALL_ERRORS.index(e[0]))
+
+
+# --- scoring one turn -------------------------------------------------------------------
+
+
+@dataclass
+class CaseResult:
+    """One case as run and judged; ``calls`` are exactly what the model produced."""
+
+    id: str
+    category: str
+    calls: list[ParsedCall]
+    text: str
+    right: bool
+    error: ErrorClass | None = None
+    detail: str = ""
+    schema_errors: list[str] = field(default_factory=list)  # calls that break their tool's schema
+    finish_reason: str = "stop"
+    prompt_tokens: int = 0
+    prompt_tokens_evaluated: int = 0
+    completion_tokens: int = 0
+    seconds: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "category": self.category,
+            "calls": [{"name": c.name, "arguments": c.arguments} for c in self.calls],
+            "right": self.right,
+            "error": self.error.value if self.error else None,
+            "detail": self.detail,
+            "schema_valid": not self.schema_errors,
+            "schema_errors": self.schema_errors,
+            "text": self.text,
+            "finish_reason": self.finish_reason,
+            "prompt_tokens": self.prompt_tokens,
+            "prompt_tokens_evaluated": self.prompt_tokens_evaluated,
+            "completion_tokens": self.completion_tokens,
+            "seconds": round(self.seconds, 3),
+        }
+
+
+def disguised_call(text: str, tool_names: list[str]) -> str | None:
+    """The tool a prose reply tries to call outside the envelope (a JSON object
+    naming it, or ``name(`` opening a line), or None."""
+    for name in tool_names:
+        n = re.escape(name)
+        if re.search(rf'"name"\s*:\s*"{n}"|"{n}"\s*:\s*\{{|^\W*{n}\s*\(', text, re.M):
+            return name
+    return None
+
+
+def schema_errors(case: Case, calls: list[ParsedCall]) -> list[str]:
+    """One line per call that names no offered tool or breaks its tool's JSON schema."""
+    out = []
+    for c in calls:
+        schema = case.schema(c.name)
+        if schema is None:
+            out.append(f"'{c.name}' is not one of the tools")
+            continue
+        err = jsonschema.exceptions.best_match(jsonschema.validators.validator_for(schema)(schema).iter_errors(c.arguments))
+        if err is not None:
+            where = "/".join(str(p) for p in err.absolute_path) or "arguments"
+            out.append(f"{c.name}: {where}: {err.message}")
+    return out
+
+
+def score_turn(case: Case, gen: Generation) -> CaseResult:
+    """Judge one generated turn against the case's expected calls."""
+    if gen.tool_calls is not None:  # a backend that parsed the calls itself
+        calls, errors, content = [ParsedCall(c.name, c.arguments) for c in gen.tool_calls], [], gen.text
+    else:
+        parsed = parse(gen.text)
+        calls, errors, content = parsed.calls, parsed.errors, parsed.content
+    if gen.finish_reason in ("error", "context"):
+        errors = [gen.error or f"the generation failed ({gen.finish_reason})"] + errors
+    names = [t["function"]["name"] for t in case.tools]
+    if not errors and not calls and (hidden := disguised_call(content, names)):
+        errors = [f"a call to '{hidden}' outside <tool_call> tags"]
+    verdict = (ErrorClass.FORMAT_FAILURE, errors[0]) if errors else match_calls(calls, case.expected)
+    return CaseResult(
+        id=case.id,
+        category=case.category,
+        calls=calls,
+        text=gen.text,
+        right=verdict is None,
+        error=verdict[0] if verdict else None,
+        detail=verdict[1] if verdict else "",
+        schema_errors=schema_errors(case, calls),
+        finish_reason=gen.finish_reason,
+        prompt_tokens=gen.prompt_tokens,
+        prompt_tokens_evaluated=gen.prompt_tokens_evaluated,
+        completion_tokens=gen.completion_tokens,
+        seconds=gen.seconds,
+    )
+
+
+# --- running and summarising ------------------------------------------------------------
+
+
+@dataclass
+class EvalReport:
+    """Every case's result, and the summary of them."""
+
+    model: str
+    mode: Mode
+    parallel: bool
+    results: list[CaseResult]
+    seconds: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        """The summary and every result, as ``--json`` prints it."""
+        rs = self.results
+        n = len(rs)
+        cats: dict[str, list[CaseResult]] = {}
+        for r in rs:
+            cats.setdefault(r.category, []).append(r)
+        fmt = sum(r.error is ErrorClass.FORMAT_FAILURE for r in rs)
+        return {
+            "model": self.model,
+            "mode": self.mode,
+            "parallel_calls": self.parallel if self.mode == "constrained" else None,
+            "cases": n,
+            "right": sum(r.right for r in rs),
+            "accuracy": _pct(sum(r.right for r in rs), n),
+            "format_failures": fmt,
+            "format_failure_rate": _pct(fmt, n),
+            "by_category": {c: _pct(sum(r.right for r in v), len(v)) for c, v in cats.items()},
+            "category_cases": {c: len(v) for c, v in cats.items()},
+            "errors": dict(Counter(r.error.value for r in rs if r.error).most_common()),
+            "schema_invalid_calls": sum(len(r.schema_errors) for r in rs),
+            "calls": sum(len(r.calls) for r in rs),
+            "prompt_tokens_per_case": _mean([r.prompt_tokens for r in rs]),
+            "prompt_tokens_evaluated_per_case": _mean([r.prompt_tokens_evaluated for r in rs]),
+            "completion_tokens_per_case": _mean([r.completion_tokens for r in rs]),
+            "seconds_per_case": _mean([r.seconds for r in rs], 3),
+            "seconds": round(self.seconds, 1),
+            "results": [r.to_dict() for r in rs],
+        }
+
+
+def _pct(part: int, whole: int) -> float:
+    return round(100 * part / whole, 1) if whole else 0.0
+
+
+def _mean(xs: list[float] | list[int], digits: int = 1) -> float:
+    return round(sum(xs) / len(xs), digits) if xs else 0.0
+
+
+def generate_options(case: Case, mode: Mode, max_tokens: int = 256, *, parallel: bool = True) -> GenerateOptions:
+    """How a case is asked: greedy; in constrained mode under the grammar of its
+    tools (tool choice auto) with call or prose decided at the first token."""
+    if mode == "free":
+        return GenerateOptions(max_tokens=max_tokens, temperature=0.0, seed=0)
+    # The same grammar for every case (up to four calls, or one): allowing
+    # several only where several are expected would tell the model the answer.
+    grammar = build_grammar(case.tools, ToolChoice("auto"), parallel=parallel)
+    return GenerateOptions(max_tokens=max_tokens, temperature=0.0, seed=0, grammar=grammar, call_threshold=0.5)
+
+
+def run_eval(
+    backend: Backend,
+    cases: list[Case],
+    mode: Mode = "constrained",
+    *,
+    max_tokens: int = 256,
+    parallel: bool = True,
+    on_result: Callable[[int, CaseResult], None] | None = None,
+) -> EvalReport:
+    """Ask ``backend`` for the first turn of every case and judge it; ``parallel``
+    False allows one call per turn under the grammar (what ``run`` does)."""
+    t0 = time.monotonic()
+    results = []
+    for i, case in enumerate(cases):
+        try:
+            options = generate_options(case, mode, max_tokens, parallel=parallel)
+        except ConstraintError as e:
+            raise ConstraintError(f"case '{case.id}': {e}") from None
+        r = score_turn(case, backend.generate(case.history(), case.tools, options))  # type: ignore[arg-type]
+        results.append(r)
+        if on_result:
+            on_result(i, r)
+    return EvalReport(getattr(backend, "name", "?"), mode, parallel, results, time.monotonic() - t0)
+
+
+def format_report(d: dict[str, Any]) -> str:
+    """The summary of ``EvalReport.to_dict()`` as an aligned table and a few lines."""
+    width = max([len(c) for c in d["by_category"]] + [len("overall")])
+    grammar = {True: " (up to four calls a turn)", False: " (one call a turn)", None: ""}[d["parallel_calls"]]
+    lines = [f"{d['model']} · {d['mode']}{grammar}", f"{'category':<{width}}  cases  accuracy"]
+    for cat, acc in d["by_category"].items():
+        lines.append(f"{cat:<{width}}  {d['category_cases'][cat]:>5}  {acc:>7.1f}%")
+    lines.append(f"{'overall':<{width}}  {d['cases']:>5}  {d['accuracy']:>7.1f}%")
+    lines.append(f"format failures: {d['format_failures']} ({d['format_failure_rate']:.1f}%)")
+    errs = ", ".join(f"{k} {v}" for k, v in d["errors"].items()) or "none"
+    lines.append(f"errors: {errs}")
+    lines.append(f"calls breaking their tool's schema: {d['schema_invalid_calls']} of {d['calls']}")
+    lines.append(
+        f"per case: {d['prompt_tokens_per_case']:.0f} prompt tokens ({d['prompt_tokens_evaluated_per_case']:.0f} evaluated), "
+        f"{d['completion_tokens_per_case']:.1f} generated, {d['seconds_per_case']:.2f} s"
+    )
+    return "\n".join(lines)

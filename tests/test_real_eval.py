@@ -1,0 +1,68 @@
+"""The tool-call suite on the default model: a sample over every category, in both modes."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from localagent.backends.base import Generation
+from localagent.evaluate import ErrorClass, load_cases, run_eval, sample, score_turn
+
+pytestmark = pytest.mark.real
+
+SUITE = Path(__file__).parent.parent / "evals" / "cases.jsonl"
+CASES = sample(load_cases(SUITE), 14)  # two of each of the seven categories
+
+
+@pytest.fixture(scope="module")
+def reports(qwen: Any) -> dict[str, dict[str, Any]]:
+    return {mode: run_eval(qwen, CASES, mode).to_dict() for mode in ("constrained", "free")}  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("mode", ["constrained", "free"])
+def test_report_shape(reports: dict[str, dict[str, Any]], mode: str) -> None:
+    d = reports[mode]
+    assert d["mode"] == mode and d["cases"] == len(CASES) == 14
+    assert 0 <= d["accuracy"] <= 100
+    assert set(d["by_category"]) == {c.category for c in CASES}
+    assert [r["id"] for r in d["results"]] == [c.id for c in CASES]
+    for r in d["results"]:
+        assert isinstance(r["right"], bool)
+        assert all(set(c) == {"name", "arguments"} for c in r["calls"])
+    assert d["completion_tokens_per_case"] > 0 and d["seconds_per_case"] > 0
+    json.dumps(d)
+
+
+@pytest.mark.parametrize("mode", ["constrained", "free"])
+def test_results_rescore_from_what_was_recorded(reports: dict[str, dict[str, Any]], mode: str) -> None:
+    # The recorded text is the whole evidence: judging it again gives the same verdicts.
+    for c, r in zip(CASES, reports[mode]["results"]):
+        again = score_turn(c, Generation(r["text"], r["finish_reason"]))
+        assert again.right == r["right"], c.id
+        assert [x.arguments for x in again.calls] == [x["arguments"] for x in r["calls"]]
+
+
+def test_constrained_calls_always_parse_and_fit_their_schema(reports: dict[str, dict[str, Any]]) -> None:
+    d = reports["constrained"]
+    assert d["format_failures"] == 0, [r["text"] for r in d["results"] if r["error"] == ErrorClass.FORMAT_FAILURE.value]
+    assert d["calls"] > 0
+    bad = {r["id"]: r["schema_errors"] for r in d["results"] if not r["schema_valid"]}
+    assert not bad
+    names = {c.id: {t["function"]["name"] for t in c.tools} for c in CASES}
+    assert all(call["name"] in names[r["id"]] for r in d["results"] for call in r["calls"])
+
+
+def test_cli_eval_json(tmp_path: Path) -> None:
+    p = subprocess.run(
+        [sys.executable, "-c", "from localagent.cli import main; main()", "eval", str(SUITE), "--limit", "3", "--json"],
+        capture_output=True, text=True, timeout=300,
+    )
+    assert p.returncode == 0, p.stderr
+    d = json.loads(p.stdout)
+    assert d["cases"] == 3 and d["mode"] == "constrained" and len(d["results"]) == 3
+    assert {"accuracy", "format_failures", "by_category", "results"} <= set(d)
