@@ -49,6 +49,9 @@ class Tool:
     timeout: float | None = 30.0  # seconds; None waits for ever
     max_retries: int = 3  # consecutive failed calls the model may make before the loop stops
     context_param: str | None = None  # name of the ToolContext parameter, if the tool takes one
+    # What a call would change (e.g. a diff), from its (already validated) arguments: shown to the person
+    # asked to approve an irreversible call. Raises WorkspaceError when the call would fail.
+    preview: Callable[[dict[str, Any]], str] | None = None
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         """Call the underlying function directly, as if it were not decorated."""

@@ -82,7 +82,13 @@ class Workspace:
             _fail("invalid_path", f"path must be a string, got {type(path).__name__}")
         if "\0" in path:
             _fail("invalid_path", "path contains a NUL byte")
-        size = len(path.encode("utf-8", "surrogateescape"))
+        if bad := next((c for c in path if ord(c) < 32 or ord(c) == 127), None):
+            # Such a name could not be shown in one line of an error, or safely on a terminal.
+            _fail("invalid_path", f"path contains a control character ({bad!r}); use a plain file name")
+        try:  # a lone surrogate ('\\ud800' in JSON) is no text: os calls, traces and prompts would fail on it
+            size = len(path.encode("utf-8"))
+        except UnicodeEncodeError:
+            _fail("invalid_path", "path contains an invalid character (a lone surrogate)")
         if size > MAX_PATH_BYTES:
             _fail("invalid_path", f"path is too long ({size} bytes; limit {MAX_PATH_BYTES})")
         for part in path.replace("\\", "/").split("/"):

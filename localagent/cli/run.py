@@ -67,8 +67,15 @@ def run(
     n_ctx: int = typer.Option(8192, "--ctx", min=256, help="Context window in tokens."),
     n_gpu_layers: int = typer.Option(0, "--n-gpu-layers", help="Layers to offload to a GPU (needs a CUDA or Metal build)."),
     verbose: bool = typer.Option(False, "--verbose", help="Show llama.cpp's own logs."),
+    yes: bool = typer.Option(False, "--yes", "-y", help="Approve every write and command without asking."),
+    allow: Optional[list[str]] = typer.Option(None, "--allow", help="Approve this tool without asking (repeatable), e.g. --allow edit_file."),
+    allow_commands: bool = typer.Option(False, "--allow-commands", help="Offer run_command (each call still needs approval)."),
 ) -> None:
-    """Run TASK with the agent in ROOT and print the answer."""
+    """Run TASK with the agent in ROOT and print the answer.
+
+    Writes and commands ask for approval on the terminal; with no terminal they are denied.
+    """
+    from ..approval import choose_approver
     from ..backends import load_llama
     from ..builtin_tools import workspace_tools
     from ..loop import Agent, AgentConfig, Events
@@ -79,9 +86,10 @@ def run(
     if not root.is_dir():
         raise ConfigError(f"--root {root} is not a readable folder")
     ws = Workspace(root)
-    tools = workspace_tools(ws)
+    tools = workspace_tools(ws, allow_commands=allow_commands)
     if tools_file is not None:
         tools += load_tools_file(tools_file)
+    approver = choose_approver(tools, yes=yes, allow=allow or ())
     backend = load_llama(model, n_ctx=n_ctx, n_gpu_layers=n_gpu_layers, verbose=verbose, progress=not as_json)
     config = AgentConfig(
         limits=Limits(max_steps=max_steps, token_budget=token_budget, deadline_s=deadline),
@@ -90,7 +98,7 @@ def run(
         constrained=not free,
         system_prompt=load_prompt("system").strip(),
     )
-    agent = Agent(backend, tools, root=root, config=config)
+    agent = Agent(backend, tools, root=root, config=config, approver=approver)
     live = not (as_json or quiet)
     p = LivePrinter()
     events = Events(on_text=p.text, on_step_start=p.step, on_call=p.call, on_result=p.result, on_notice=p.notice) if live else None

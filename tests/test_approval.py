@@ -1,0 +1,405 @@
+"""Approval of irreversible calls: the approvers, what a person is shown, and the prompt driven
+through a real terminal (a pty), both in-process and as ``localagent run`` end to end."""
+
+from __future__ import annotations
+
+import json
+import os
+import pty
+import select
+import signal
+import subprocess
+import sys
+import threading
+import time
+import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+
+from localagent.approval import (
+    NO_TERMINAL,
+    TerminalApprover,
+    allow_all,
+    allow_list,
+    choose_approver,
+    deny_all,
+    describe_call,
+    printable,
+)
+from localagent.builtin_tools import workspace_tools
+from localagent.errors import ConfigError
+from localagent.messages import ToolCall
+from localagent.tools import Tool, ToolSet
+from localagent.workspace import Workspace
+
+
+@pytest.fixture
+def ws(tmp_path: Path) -> Workspace:
+    (tmp_path / "notes.txt").write_text("one\ntwo\n")
+    return Workspace(tmp_path)
+
+
+@pytest.fixture
+def tools(ws: Workspace) -> ToolSet:
+    return ToolSet(workspace_tools(ws, write=True, allow_commands=True))
+
+
+def tool_of(tools: ToolSet, name: str) -> Tool:
+    t = tools.get(name)
+    assert t is not None
+    return t
+
+
+WRITE = ToolCall("c1", "write_file", {"path": "hello.txt", "content": "hi\n"})
+EDIT = ToolCall("c2", "edit_file", {"path": "notes.txt", "old": "two", "new": "TWO"})
+
+
+# ── approvers ──
+
+
+def test_deny_all_and_allow_all(tools: ToolSet) -> None:
+    t = tool_of(tools, "write_file")
+    assert deny_all(t, WRITE) == (False, NO_TERMINAL)
+    assert allow_all(t, WRITE) == (True, "")
+
+
+def test_allow_list_approves_only_the_named_tools(tools: ToolSet) -> None:
+    approve = allow_list(["write_file"])
+    assert approve(tool_of(tools, "write_file"), WRITE) == (True, "")
+    assert approve(tool_of(tools, "edit_file"), EDIT) == (False, NO_TERMINAL)
+    asked: list[str] = []
+    ask = lambda t, c: (asked.append(t.name), (False, "no"))[1]  # noqa: E731
+    assert allow_list(["write_file"], ask)(tool_of(tools, "edit_file"), EDIT) == (False, "no")
+    assert asked == ["edit_file"]
+
+
+def test_choose_approver(tools: ToolSet) -> None:
+    ask = lambda t, c: (False, "asked")  # noqa: E731
+    assert choose_approver(tools, yes=True, ask=ask) is allow_all
+    assert choose_approver(tools, ask=ask) is ask
+    mixed = choose_approver(tools, allow=["edit_file"], ask=ask)
+    assert mixed(tool_of(tools, "edit_file"), EDIT) == (True, "")
+    assert mixed(tool_of(tools, "write_file"), WRITE) == (False, "asked")
+    with pytest.raises(ConfigError, match="did you mean write_file"):
+        choose_approver(tools, allow=["write_fil"], ask=ask)
+    with pytest.raises(ConfigError, match="not an irreversible tool"):
+        choose_approver(tools, allow=["read_file"], ask=ask)  # nothing to approve
+
+
+# ── what a person is shown ──
+
+
+def test_describe_call_shows_the_exact_call_and_the_diff(tools: ToolSet) -> None:
+    assert describe_call(tool_of(tools, "edit_file"), EDIT) == (
+        "approval needed: edit_file (irreversible)\n"
+        '  call: edit_file({"path": "notes.txt", "old": "two", "new": "TWO"})\n'
+        "--- a/notes.txt\n+++ b/notes.txt\n@@ -1,2 +1,2 @@\n one\n-two\n+TWO\n"
+    )
+    text = describe_call(tool_of(tools, "write_file"), WRITE)
+    assert "--- /dev/null\n+++ b/hello.txt\n@@ -0,0 +1 @@\n+hi\n" in text
+
+
+def test_describe_call_says_when_the_call_will_fail(tools: ToolSet) -> None:
+    bad = ToolCall("c", "edit_file", {"path": "notes.txt", "old": "three", "new": "3"})
+    assert "(this call will fail: old text not found" in describe_call(tool_of(tools, "edit_file"), bad)
+
+
+def test_describe_call_bounds_long_previews(tools: ToolSet) -> None:
+    big = ToolCall("c", "write_file", {"path": "big.txt", "content": "x\n" * 1000})
+    lines = describe_call(tool_of(tools, "write_file"), big, max_lines=50).splitlines()
+    assert len(lines) == 2 + 50 + 1 and lines[-1] == "[... 953 more lines not shown]"
+
+
+def test_model_text_cannot_hide_from_the_person(tools: ToolSet) -> None:
+    # An erase-line escape or a bidi override would let a diff line look like something else.
+    sneaky = ToolCall("c", "write_file", {"path": "a.txt", "content": "rm -rf ~\x1b[2K\rok\n\u202eevil\n"})
+    text = describe_call(tool_of(tools, "write_file"), sneaky)
+    assert "\x1b" not in text and "\r" not in text and "\u202e" not in text
+    assert "+rm -rf ~\\x1b[2K\\x0dok\n+\\u202eevil\n" in text
+    assert printable("tab\tnew\nline\x07") == "tab\tnew\nline\\x07"
+
+
+# ── the terminal approver, in-process on a pty ──
+
+
+@contextmanager
+def fake_terminal() -> Iterator[tuple[str, int, list[bytes]]]:
+    """A pty: (the terminal's path, the keyboard end, what the terminal showed)."""
+    master, slave = os.openpty()
+    shown: list[bytes] = []
+    stop = threading.Event()
+
+    def drain() -> None:  # read what is shown, so a long prompt never blocks on a full pty
+        while not stop.is_set():
+            if select.select([master], [], [], 0.05)[0]:
+                try:
+                    shown.append(os.read(master, 65536))
+                except OSError:
+                    return
+
+    t = threading.Thread(target=drain, daemon=True)
+    t.start()
+    try:
+        yield os.ttyname(slave), master, shown
+    finally:
+        stop.set()
+        t.join()
+        os.close(master)
+        os.close(slave)
+
+
+@pytest.mark.parametrize(
+    ("typed", "expected"),
+    [
+        (b"y\n", (True, "")),
+        (b"YES\n", (True, "")),
+        (b"\n", (False, "do not retry it; answer with what you have, or ask the user")),
+        (b"n\n", (False, "do not retry it; answer with what you have, or ask the user")),
+        (b"no, write to notes.md instead\n", (False, "they said: no, write to notes.md instead")),
+        (b"\x04", (False, NO_TERMINAL)),  # Ctrl-D: end of input
+    ],
+)
+def test_terminal_approver_answers(tools: ToolSet, typed: bytes, expected: tuple[bool, str]) -> None:
+    with fake_terminal() as (tty, keys, shown):
+        os.write(keys, typed)
+        assert TerminalApprover(tty)(tool_of(tools, "write_file"), WRITE) == expected
+        time.sleep(0.1)
+    screen = b"".join(shown).decode()
+    assert "approval needed: write_file" in screen and "+hi" in screen
+    assert "Allow it? [y]es, [N]o, [a]lways for this tool: " in screen
+
+
+def test_terminal_approver_always_for_one_tool(tools: ToolSet) -> None:
+    with fake_terminal() as (tty, keys, _):
+        approver = TerminalApprover(tty)
+        os.write(keys, b"a\n")
+        assert approver(tool_of(tools, "write_file"), WRITE) == (True, "")
+        assert approver(tool_of(tools, "write_file"), WRITE) == (True, "")  # not asked again
+        os.write(keys, b"n\n")
+        assert approver(tool_of(tools, "edit_file"), EDIT)[0] is False  # other tools still asked
+
+
+def test_no_terminal_means_deny(tools: ToolSet, tmp_path: Path) -> None:
+    assert TerminalApprover(str(tmp_path / "no-such-tty"))(tool_of(tools, "write_file"), WRITE) == (False, NO_TERMINAL)
+    plain = tmp_path / "not-a-tty"
+    plain.write_text("y\n")  # a file that says yes is not a person
+    assert TerminalApprover(str(plain))(tool_of(tools, "write_file"), WRITE) == (False, NO_TERMINAL)
+
+
+# ── `localagent run` through a real terminal, on a scripted model ──
+
+# The CLI as installed, with the model loader replaced by a scripted fake.
+FAKE_CLI = """
+import json, os, sys
+import localagent.backends as backends
+from localagent.backends.fake import FakeBackend, call_text
+replies = [call_text(r[0], **r[1]) if isinstance(r, list) else r for r in json.loads(os.environ["FAKE_REPLIES"])]
+backends.load_llama = lambda *a, **k: FakeBackend.scripted(replies)
+from localagent.cli import main
+sys.argv[0] = "localagent"
+main()
+"""
+
+
+class Terminal:
+    """A child process on its own pty (its controlling terminal), driven like a person would."""
+
+    def __init__(self, argv: list[str], env: dict[str, str]) -> None:
+        with warnings.catch_warnings():  # fork in a threaded process: the child only execs
+            warnings.simplefilter("ignore", DeprecationWarning)
+            self.pid, self.fd = pty.fork()
+        if self.pid == 0:  # the child
+            try:
+                os.execve(argv[0], argv, env)
+            finally:
+                os._exit(127)
+        self.screen = b""
+        self.status: int | None = None
+
+    def _read(self, timeout: float) -> bool:
+        """Read what is shown; False once the child closed the terminal."""
+        if not select.select([self.fd], [], [], timeout)[0]:
+            return True
+        try:
+            data = os.read(self.fd, 65536)
+        except OSError:  # EIO: the child is gone
+            return False
+        self.screen += data
+        return bool(data)
+
+    def text(self) -> str:
+        return self.screen.decode("utf-8", "replace").replace("\r\n", "\n")
+
+    def expect(self, what: str, timeout: float) -> None:
+        """Wait until ``what`` is on the screen."""
+        end = time.monotonic() + timeout
+        while what not in self.text():
+            if time.monotonic() > end or not self._read(min(1.0, max(0.0, end - time.monotonic()))):
+                if what in self.text():
+                    return
+                raise AssertionError(f"{what!r} never appeared; the screen:\n{self.text()}")
+
+    def type(self, keys: str) -> None:
+        os.write(self.fd, keys.encode())
+
+    def answer_until_exit(self, keys: str, timeout: float) -> int:
+        """Type ``keys`` at every further approval prompt until the child exits."""
+        end = time.monotonic() + timeout
+        answered = self.text().count("Allow it?")
+        while time.monotonic() < end and self._read(1.0):
+            if self.text().count("Allow it?") > answered:
+                answered += 1
+                self.type(keys)
+        return self.wait(10)
+
+    def wait(self, timeout: float) -> int:
+        """Read until the child exits; its exit code."""
+        end = time.monotonic() + timeout
+        while time.monotonic() < end and self._read(1.0):
+            pass
+        deadline = time.monotonic() + 10
+        while True:
+            pid, status = os.waitpid(self.pid, os.WNOHANG)
+            if pid:
+                os.close(self.fd)
+                return os.waitstatus_to_exitcode(status)
+            if time.monotonic() > deadline:
+                os.kill(self.pid, signal.SIGKILL)
+                raise AssertionError(f"the child did not exit; the screen:\n{self.text()}")
+            time.sleep(0.1)
+
+
+def _env(tmp_path: Path, replies: list[object] | None = None) -> dict[str, str]:
+    env = dict(os.environ, LOCALAGENT_TRACES=str(tmp_path / "traces"), TERM="dumb")
+    if replies is not None:
+        env["FAKE_REPLIES"] = json.dumps(replies)
+    return env
+
+
+def _fake_run(root: Path, *flags: str) -> list[str]:
+    return [sys.executable, "-c", FAKE_CLI, "run", "Write hi to hello.txt", "--root", str(root), *flags]
+
+
+WRITE_THEN_ANSWER: list[object] = [["write_file", {"path": "hello.txt", "content": "hi\n"}], "Done."]
+
+
+def _trace_results(tmp_path: Path) -> list[dict[str, object]]:
+    files = list((tmp_path / "traces").glob("*.jsonl"))
+    assert len(files) == 1
+    recs = [json.loads(line) for line in files[0].read_text().splitlines()]
+    return [r for rec in recs if rec["type"] == "step" for r in rec["results"]]
+
+
+def test_cli_asks_on_the_terminal_and_approve_writes(ws: Workspace, tmp_path: Path) -> None:
+    term = Terminal(_fake_run(ws.root), _env(tmp_path, WRITE_THEN_ANSWER))
+    term.expect("Allow it? [y]es, [N]o, [a]lways for this tool: ", timeout=60)
+    shown = term.text()
+    assert 'call: write_file({"path": "hello.txt", "content": "hi\\n"})' in shown
+    assert "--- /dev/null\n+++ b/hello.txt\n@@ -0,0 +1 @@\n+hi\n" in shown
+    assert not (ws.root / "hello.txt").exists()  # nothing happens before the answer
+    term.type("y\r")
+    assert term.wait(60) == 0, term.text()
+    assert (ws.root / "hello.txt").read_text() == "hi\n"
+    assert "created 'hello.txt'" in term.text()
+    assert [r["content"] for r in _trace_results(tmp_path)] == ["created 'hello.txt' (3 bytes)"]
+
+
+def test_cli_asks_on_the_terminal_and_deny_is_a_result(ws: Workspace, tmp_path: Path) -> None:
+    term = Terminal(_fake_run(ws.root), _env(tmp_path, WRITE_THEN_ANSWER))
+    term.expect("Allow it?", timeout=60)
+    term.type("n\r")
+    assert term.wait(60) == 0, term.text()  # the run goes on and ends with an answer
+    assert not (ws.root / "hello.txt").exists()
+    assert "denied: the user refused 'write_file'" in term.text() and "Done." in term.text()
+    [result] = _trace_results(tmp_path)
+    assert result["error"]["kind"] == "denied"  # type: ignore[index]
+
+
+def test_cli_passes_a_typed_reason_to_the_model(ws: Workspace, tmp_path: Path) -> None:
+    term = Terminal(_fake_run(ws.root), _env(tmp_path, WRITE_THEN_ANSWER))
+    term.expect("Allow it?", timeout=60)
+    term.type("use notes.txt instead\r")
+    assert term.wait(60) == 0, term.text()
+    [result] = _trace_results(tmp_path)
+    assert result["content"] == "error (denied): denied: the user refused 'write_file': they said: use notes.txt instead"
+
+
+def test_cli_ctrl_d_at_the_prompt_denies(ws: Workspace, tmp_path: Path) -> None:
+    term = Terminal(_fake_run(ws.root), _env(tmp_path, WRITE_THEN_ANSWER))
+    term.expect("Allow it?", timeout=60)
+    term.type("\x04")
+    assert term.wait(60) == 0, term.text()
+    assert not (ws.root / "hello.txt").exists()
+
+
+def _no_terminal(argv: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    # A new session has no controlling terminal: /dev/tty cannot be opened, as under cron or CI.
+    return subprocess.run(argv, env=env, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL,
+                          start_new_session=True)
+
+
+def test_cli_without_a_terminal_denies_and_tells_the_model(ws: Workspace, tmp_path: Path) -> None:
+    p = _no_terminal(_fake_run(ws.root, "--json"), _env(tmp_path, WRITE_THEN_ANSWER))
+    assert p.returncode == 0, p.stderr
+    assert json.loads(p.stdout)["answer"] == "Done."
+    assert not (ws.root / "hello.txt").exists()
+    [result] = _trace_results(tmp_path)
+    assert result["content"] == f"error (denied): denied: the user refused 'write_file': {NO_TERMINAL}"
+
+
+def test_cli_yes_and_allow_approve_in_advance(ws: Workspace, tmp_path: Path) -> None:
+    p = _no_terminal(_fake_run(ws.root, "--yes"), _env(tmp_path / "a", WRITE_THEN_ANSWER))
+    assert p.returncode == 0, p.stderr
+    assert (ws.root / "hello.txt").read_text() == "hi\n"
+    (ws.root / "hello.txt").unlink()
+
+    replies: list[object] = [
+        ["write_file", {"path": "hello.txt", "content": "hi\n"}],
+        ["edit_file", {"path": "notes.txt", "old": "two", "new": "2"}],
+        "Done.",
+    ]
+    p = _no_terminal(_fake_run(ws.root, "--allow", "write_file"), _env(tmp_path / "b", replies))
+    assert p.returncode == 0, p.stderr
+    assert (ws.root / "hello.txt").read_text() == "hi\n"  # allowed
+    assert (ws.root / "notes.txt").read_text() == "one\ntwo\n"  # not allowed, nobody to ask
+    assert [r["error"] and r["error"]["kind"] for r in _trace_results(tmp_path / "b")] == [None, "denied"]  # type: ignore[index]
+
+
+def test_cli_run_command_needs_the_flag_and_approval(ws: Workspace, tmp_path: Path) -> None:
+    replies: list[object] = [["run_command", {"command": "touch made-by-command"}], "Done."]
+    p = _no_terminal(_fake_run(ws.root), _env(tmp_path / "a", replies))
+    assert p.returncode == 0, p.stderr
+    [r] = _trace_results(tmp_path / "a")
+    assert r["error"]["kind"] == "unknown_tool"  # type: ignore[index]
+    p = _no_terminal(_fake_run(ws.root, "--allow-commands"), _env(tmp_path / "b", replies))
+    [r] = _trace_results(tmp_path / "b")
+    assert r["error"]["kind"] == "denied"  # type: ignore[index]
+    assert not (ws.root / "made-by-command").exists()
+    p = _no_terminal(_fake_run(ws.root, "--allow-commands", "--allow", "run_command"), _env(tmp_path / "c", replies))
+    assert (ws.root / "made-by-command").exists()
+
+
+def test_cli_allow_of_an_unknown_tool_is_a_user_error(ws: Workspace, tmp_path: Path) -> None:
+    p = _no_terminal(_fake_run(ws.root, "--allow", "run_command"), _env(tmp_path, WRITE_THEN_ANSWER))
+    assert p.returncode == 2
+    assert p.stderr.strip().splitlines()[-1].startswith("localagent: error: --allow run_command: not an irreversible tool")
+    assert "Traceback" not in p.stderr
+
+
+# ── the real model, through a real terminal ──
+
+
+@pytest.mark.real
+def test_real_model_write_is_asked_on_the_terminal_and_approved(workspace: Path, tmp_path: Path) -> None:
+    task = "Create a new file named hello.txt whose content is the word hi."
+    argv = [sys.executable, "-c", "from localagent.cli import main; main()", "run", task, "--root", str(workspace)]
+    term = Terminal(argv, _env(tmp_path))
+    term.expect("Allow it? [y]es, [N]o, [a]lways for this tool: ", timeout=600)
+    assert "approval needed: write_file" in term.text() and "+++ b/hello.txt" in term.text()
+    assert not (workspace / "hello.txt").exists()
+    term.type("y\r")
+    term.answer_until_exit("n\r", timeout=600)  # any later call is refused
+    assert "hi" in (workspace / "hello.txt").read_text().lower(), term.text()
