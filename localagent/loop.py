@@ -38,6 +38,7 @@ class AgentConfig:
     seed: int | None = 0
     constrained: bool = True
     engine: Engine = "gbnf"  # or "outlines"; see the README for the measured choice
+    jump_forward: bool = True  # insert the tokens the constraint fixes without sampling
     tool_choice: str = "auto"
     parallel_calls: bool = False  # measured: the 0.5B model repeats itself when allowed several
     reason: bool = False
@@ -288,6 +289,7 @@ class Agent:
                     retry.prompt_tokens += gen.prompt_tokens
                     retry.prompt_tokens_evaluated += gen.prompt_tokens_evaluated
                     retry.completion_tokens += gen.completion_tokens
+                    retry.seconds += gen.seconds  # the discarded turn took model time too
                     gen = retry
                     if stop := _failure(gen):
                         self._record(writer, records, step, gen, [], [], [], t0)
@@ -364,6 +366,8 @@ class Agent:
                 regex=constraint.text if constraint and constraint.engine == "outlines" else None,
                 on_text=ev.on_text,
                 call_threshold=threshold,
+                call_heads=constraint.heads if constraint and cfg.jump_forward else (),
+                parallel=cfg.parallel_calls,
             ),
         )
 
