@@ -43,6 +43,7 @@ class Constraint:
     engine: Engine
     text: str
     heads: tuple[str, ...] = ()
+    keys: tuple[tuple[str, tuple[str, ...]], ...] = ()  # per tool, its argument keys in grammar order
 
 
 def build_constraint(
@@ -56,8 +57,21 @@ def build_constraint(
     """The constraint for one step with the chosen engine."""
     build = build_grammar if engine == "gbnf" else build_regex
     text = build(tools, choice, parallel=parallel, reason=reason)
-    heads = call_heads(tools, choice) if tools and choice.mode != "none" else ()
-    return Constraint(engine, text, heads)
+    calls = tools and choice.mode != "none"
+    heads = call_heads(tools, choice) if calls else ()
+    return Constraint(engine, text, heads, argument_keys(tools) if calls else ())
+
+
+def argument_keys(tools: list[dict[str, Any]]) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """Each tool's argument keys in the order the grammar allows them: the
+    required ones as declared, then the optional ones as declared."""
+    out = []
+    for t in tools:
+        params = t["function"].get("parameters") or {}
+        props = list((params.get("properties") or {}).keys())
+        req = set(params.get("required") or [])
+        out.append((t["function"]["name"], tuple([p for p in props if p in req] + [p for p in props if p not in req])))
+    return tuple(out)
 
 
 @lru_cache(maxsize=None)

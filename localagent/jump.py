@@ -41,7 +41,72 @@ def object_end(text: str) -> int | None:
     return None
 
 
-def forced_text(text: str, heads: tuple[str, ...], *, parallel: bool) -> tuple[str, bool]:
+def _open_key(args: str) -> tuple[str, str, list[str]] | None:
+    """Inside an open arguments object, at its top level, right where a key is
+    being written: the key's first letters and the keys already given."""
+    depth = 0
+    in_str = esc = False
+    seg_start = 0
+    used: list[str] = []
+    for i, ch in enumerate(args):
+        if in_str:
+            if esc:
+                esc = False
+            elif ch == "\\":
+                esc = True
+            elif ch == '"':
+                in_str = False
+        elif ch == '"':
+            in_str = True
+        elif ch in "{[":
+            depth += 1
+            if depth == 1:
+                seg_start = i + 1
+        elif ch in "}]":
+            depth -= 1
+        elif ch == "," and depth == 1:
+            seg_start = i + 1
+        elif ch == ":" and depth == 1:
+            key = args[seg_start:i].strip()
+            if key.startswith('"') and key.endswith('"'):
+                used.append(key[1:-1])
+    if depth != 1 or in_str and ":" in args[seg_start:]:
+        return None
+    raw = args[seg_start:]
+    lead = ' "' if seg_start > 0 and args[seg_start - 1] == "," else '"'
+    if ":" in raw:
+        return None
+    return raw, lead, used  # type: ignore[return-value]
+
+
+def forced_key(args: str, keys: tuple[str, ...]) -> str:
+    """The rest of the key being written, and ``": "``, when only one key fits; or
+    the opening quote and the letters all remaining keys share."""
+    found = _open_key(args)
+    if found is None:
+        return ""
+    raw, lead, used = found
+    later = keys[keys.index(used[-1]) + 1 :] if used and used[-1] in keys else keys
+    left = [k for k in later if k not in used]
+    if len(raw) < len(lead):
+        if not lead.startswith(raw):
+            return ""
+        head, partial = lead[len(raw) :], ""
+    elif raw.startswith(lead) and '"' not in raw[len(lead) :]:
+        head, partial = "", raw[len(lead) :]
+    else:
+        return ""
+    fits = [k for k in left if k.startswith(partial)]
+    if not fits:
+        return ""
+    if len(fits) == 1:
+        return head + fits[0][len(partial) :] + '": '
+    return head + os.path.commonprefix([k[len(partial) :] for k in fits])
+
+
+def forced_text(
+    text: str, heads: tuple[str, ...], *, parallel: bool, keys: dict[str, tuple[str, ...]] | None = None
+) -> tuple[str, bool]:
     """What must come next after ``text`` inside a call: (forced text, ends the turn).
 
     ``heads`` are the starts every call must have (``grammar.call_heads``).
@@ -60,6 +125,9 @@ def forced_text(text: str, heads: tuple[str, ...], *, parallel: bool) -> tuple[s
     tail = call[at + len(_ARGS) :]
     end = object_end(tail)
     if end is None:
+        name = call[len(CALL_OPEN) :].split('"name": "', 1)[-1].split('"', 1)[0]
+        if keys and name in keys:
+            return forced_key(tail, keys[name]), False
         return "", False
     after = tail[end:]
     if len(after) < len(_CLOSE) and _CLOSE.startswith(after):

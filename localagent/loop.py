@@ -367,6 +367,7 @@ class Agent:
                 on_text=ev.on_text,
                 call_threshold=threshold,
                 call_heads=constraint.heads if constraint and cfg.jump_forward else (),
+                call_keys=dict(constraint.keys) if constraint and cfg.jump_forward else None,
                 parallel=cfg.parallel_calls,
             ),
         )

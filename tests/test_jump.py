@@ -49,3 +49,26 @@ def test_object_end() -> None:
     assert object_end('{"a": [1, {"b": "}"}]} tail') == len('{"a": [1, {"b": "}"}]}')
     assert object_end('{"a": "x') is None
     assert object_end("x") is None
+
+
+KEYS = ("path", "offset", "length")
+
+
+def test_keys_are_completed_once_unique() -> None:
+    from localagent.jump import forced_key
+
+    assert forced_key('{"path": "a.txt",', KEYS) == ' "'  # offset or length: the model picks
+    assert forced_key('{"path": "a.txt", "', KEYS) == ""
+    assert forced_key('{"path": "a.txt", "o', KEYS) == 'ffset": '
+    assert forced_key('{"path": "a.txt", "offset": 0, "', KEYS) == 'length": '  # only one key left
+    assert forced_key('{"path": "a.txt", "offset": 0,', KEYS) == ' "length": '
+    assert forced_key('{"path": "a, b', KEYS) == ""  # inside a value
+    assert forced_key('{"path": "a.txt", "offset": 1', KEYS) == ""
+    assert forced_key('{"', ("path",)) == 'path": '
+
+
+def test_forced_text_completes_keys_with_the_tool_known() -> None:
+    keys = {"read_file": ("path", "offset")}
+    text = '<tool_call>\n{"name": "read_file", "arguments": {"path": "a", "o'
+    assert forced_text(text, HEADS, parallel=False, keys=keys) == ('ffset": ', False)
+    assert forced_text(text, HEADS, parallel=False) == ("", False)

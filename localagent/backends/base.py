@@ -56,6 +56,7 @@ class GenerateOptions:
     # Jump-forward: the starts every call must have (grammar.call_heads), and
     # whether several calls may follow one another (then the end is not forced).
     call_heads: tuple[str, ...] = ()
+    call_keys: dict[str, tuple[str, ...]] | None = None  # argument keys per tool, in grammar order
     parallel: bool = True
 
 

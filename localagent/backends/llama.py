@@ -353,7 +353,9 @@ class LlamaBackend:
             draft = list(trigger[1:])  # the rest of the trigger: part of the decision
             n_trigger = len(draft)
             if matcher is not None and options.call_heads:
-                forced, _ = forced_text("".join(out), options.call_heads, parallel=options.parallel)
+                forced, _ = forced_text(
+                    "".join(out), options.call_heads, parallel=options.parallel, keys=options.call_keys
+                )
                 if forced:
                     draft += self.tokenize(forced)
             if not draft:

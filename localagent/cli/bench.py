@@ -21,7 +21,7 @@ def bench(
         print(to_json(result))
         return
     for k, v in result.items():
-        if k in ("kv_steps", "free_text", "constrained_text"):
+        if k in ("kv_steps", "left_free_text", "constrained_text"):
             continue
         print(f"{k:40s} {json.dumps(v, ensure_ascii=False)}")
 

@@ -1,0 +1,42 @@
+"""The fast path (sampled-token check, jump-forward) gives the plain constrained path's output."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from localagent.backends.base import GenerateOptions
+from localagent.builtin_tools import workspace_tools
+from localagent.grammar import ToolChoice, build_constraint
+from localagent.messages import Message
+from localagent.prompt import load_prompt
+from localagent.tools import ToolSet
+from localagent.workspace import Workspace
+
+pytestmark = pytest.mark.real
+
+TASKS = [
+    "What does the file notes.txt say?",
+    "Which files are in the docs folder?",
+    "Search for VERSION in the src folder.",
+    "Read src/main.py from line 2.",
+]
+
+
+@pytest.mark.parametrize("parallel", [False, True])
+def test_jump_forward_output_equals_plain_constrained(qwen, workspace: Path, parallel: bool) -> None:  # type: ignore[no-untyped-def]
+    schemas = ToolSet(workspace_tools(Workspace(workspace), write=False)).schemas()
+    c = build_constraint(schemas, ToolChoice("required"), parallel=parallel)
+    forced = 0
+    for task in TASKS:
+        msgs = [Message("system", load_prompt("system").strip()), Message("user", task)]
+        plain = qwen.generate(msgs, schemas, GenerateOptions(max_tokens=120, grammar=c.text, parallel=parallel))
+        fast = qwen.generate(
+            msgs, schemas,
+            GenerateOptions(max_tokens=120, grammar=c.text, call_heads=c.heads, call_keys=dict(c.keys), parallel=parallel),
+        )
+        assert fast.text == plain.text
+        assert plain.info["forced_tokens"] == 0
+        forced += fast.info["forced_tokens"]
+    assert forced >= 10 * len(TASKS), "jump-forward inserted almost nothing"
