@@ -447,15 +447,19 @@ def _mean(xs: list[float] | list[int], digits: int = 1) -> float:
     return round(sum(xs) / len(xs), digits) if xs else 0.0
 
 
-def generate_options(case: Case, mode: Mode, max_tokens: int = 256, *, parallel: bool = True) -> GenerateOptions:
+def generate_options(
+    case: Case, mode: Mode, max_tokens: int = 256, *, parallel: bool = True, reason: bool = False
+) -> GenerateOptions:
     """How a case is asked: greedy; in constrained mode under the grammar of its
     tools (tool choice auto) with call or prose decided at the first token."""
     if mode == "free":
         return GenerateOptions(max_tokens=max_tokens, temperature=0.0, seed=0)
     # The same grammar for every case (up to four calls, or one): allowing
     # several only where several are expected would tell the model the answer.
-    grammar = build_grammar(case.tools, ToolChoice("auto"), parallel=parallel)
-    return GenerateOptions(max_tokens=max_tokens, temperature=0.0, seed=0, grammar=grammar, call_threshold=0.5)
+    grammar = build_grammar(case.tools, ToolChoice("auto"), parallel=parallel, reason=reason)
+    # With a sentence of why first, the choice is made after it, not at the first token.
+    threshold = None if reason else 0.5
+    return GenerateOptions(max_tokens=max_tokens, temperature=0.0, seed=0, grammar=grammar, call_threshold=threshold)
 
 
 def run_eval(
@@ -465,6 +469,7 @@ def run_eval(
     *,
     max_tokens: int = 256,
     parallel: bool = True,
+    reason: bool = False,
     on_result: Callable[[int, CaseResult], None] | None = None,
 ) -> EvalReport:
     """Ask ``backend`` for the first turn of every case and judge it; ``parallel``
@@ -473,7 +478,7 @@ def run_eval(
     results = []
     for i, case in enumerate(cases):
         try:
-            options = generate_options(case, mode, max_tokens, parallel=parallel)
+            options = generate_options(case, mode, max_tokens, parallel=parallel, reason=reason)
         except ConstraintError as e:
             raise ConstraintError(f"case '{case.id}': {e}") from None
         r = score_turn(case, backend.generate(case.history(), case.tools, options))  # type: ignore[arg-type]

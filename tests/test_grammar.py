@@ -180,6 +180,7 @@ BAD_PROSE = [
     "Sure! <tool_call>\n" + call("read_file", {"path": "a"}),
     "Here it is: ```json\n{}\n```",
     'Call {"name": "read_file"} now',
+    'It is ``\n{\n  "name": "read_file"\n}',  # a call across lines, seen in the eval
     "\nHello",
 ]
 
