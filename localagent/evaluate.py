@@ -27,7 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from .backends.base import Backend, Generation, GenerateOptions
 from .errors import ConfigError, ConstraintError
 from .formats import ParsedCall, parse
-from .grammar import ToolChoice, build_grammar
+from .grammar import Engine, ToolChoice, build_constraint
 from .messages import Message, ToolCall
 
 Mode = Literal["constrained", "free"]
@@ -448,7 +448,13 @@ def _mean(xs: list[float] | list[int], digits: int = 1) -> float:
 
 
 def generate_options(
-    case: Case, mode: Mode, max_tokens: int = 256, *, parallel: bool = True, reason: bool = False
+    case: Case,
+    mode: Mode,
+    max_tokens: int = 256,
+    *,
+    parallel: bool = True,
+    reason: bool = False,
+    engine: Engine = "gbnf",
 ) -> GenerateOptions:
     """How a case is asked: greedy; in constrained mode under the grammar of its
     tools (tool choice auto) with call or prose decided at the first token."""
@@ -456,10 +462,17 @@ def generate_options(
         return GenerateOptions(max_tokens=max_tokens, temperature=0.0, seed=0)
     # The same grammar for every case (up to four calls, or one): allowing
     # several only where several are expected would tell the model the answer.
-    grammar = build_grammar(case.tools, ToolChoice("auto"), parallel=parallel, reason=reason)
+    c = build_constraint(case.tools, ToolChoice("auto"), engine=engine, parallel=parallel, reason=reason)
     # With a sentence of why first, the choice is made after it, not at the first token.
     threshold = None if reason else 0.5
-    return GenerateOptions(max_tokens=max_tokens, temperature=0.0, seed=0, grammar=grammar, call_threshold=threshold)
+    return GenerateOptions(
+        max_tokens=max_tokens,
+        temperature=0.0,
+        seed=0,
+        grammar=c.text if engine == "gbnf" else None,
+        regex=c.text if engine == "outlines" else None,
+        call_threshold=threshold,
+    )
 
 
 def run_eval(
@@ -470,6 +483,7 @@ def run_eval(
     max_tokens: int = 256,
     parallel: bool = True,
     reason: bool = False,
+    engine: Engine = "gbnf",
     on_result: Callable[[int, CaseResult], None] | None = None,
 ) -> EvalReport:
     """Ask ``backend`` for the first turn of every case and judge it; ``parallel``
@@ -478,7 +492,7 @@ def run_eval(
     results = []
     for i, case in enumerate(cases):
         try:
-            options = generate_options(case, mode, max_tokens, parallel=parallel, reason=reason)
+            options = generate_options(case, mode, max_tokens, parallel=parallel, reason=reason, engine=engine)
         except ConstraintError as e:
             raise ConstraintError(f"case '{case.id}': {e}") from None
         r = score_turn(case, backend.generate(case.history(), case.tools, options))  # type: ignore[arg-type]

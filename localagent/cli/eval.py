@@ -19,6 +19,7 @@ def eval_cmd(
     limit: Annotated[Optional[int], typer.Option("--limit", min=1, help="Run N cases, taken in turn from each category.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object (summary and every result).")] = False,
     one_call: Annotated[bool, typer.Option("--one-call", help="Constrained: allow one call per turn (as `run` does), not up to four.")] = False,
+    engine: Annotated[str, typer.Option("--engine", help="Constrained: gbnf (llama.cpp) or outlines.")] = "gbnf",
     reason: Annotated[bool, typer.Option("--reason", help="Constrained: one short sentence of why before each call.")] = False,
     max_tokens: Annotated[int, typer.Option("--max-tokens", min=16, help="Token limit of each reply.")] = 256,
     n_gpu_layers: Annotated[int, typer.Option("--n-gpu-layers", help="Layers to offload to a GPU.")] = 0,
@@ -27,6 +28,8 @@ def eval_cmd(
     from ..backends import load_llama
     from ..evaluate import CaseResult, format_report, load_cases, run_eval, sample
 
+    if engine not in ("gbnf", "outlines"):
+        raise ConfigError(f"--engine must be gbnf or outlines, not {engine!r}")
     if mode not in ("constrained", "free"):
         raise ConfigError(f"--mode must be constrained or free, not {mode!r}")
     cases = sample(load_cases(cases_file), limit)
@@ -36,7 +39,7 @@ def eval_cmd(
         mark = "ok" if r.right else f"{r.error.value if r.error else '?'}: {r.detail}"
         print(f"[{i + 1}/{len(cases)}] {r.id} {r.seconds:.1f}s {mark}", file=sys.stderr, flush=True)
 
-    report = run_eval(backend, cases, "free" if mode == "free" else "constrained", max_tokens=max_tokens, parallel=not one_call, reason=reason, on_result=None if as_json else progress)
+    report = run_eval(backend, cases, "free" if mode == "free" else "constrained", max_tokens=max_tokens, parallel=not one_call, reason=reason, engine=engine, on_result=None if as_json else progress)
     d = report.to_dict()
     typer.echo(json.dumps(d, ensure_ascii=False) if as_json else format_report(d))
 
