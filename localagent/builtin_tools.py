@@ -121,7 +121,8 @@ def _read_tools(ws: Workspace) -> list[Tool]:
         On failure it returns an error naming the closest existing folders.
         """
         p = ws.resolve(path, kind="dir")
-        dirs, files = [], []
+        dirs: list[str] = []
+        files: list[str] = []
         with os.scandir(p) as it:
             for e in it:
                 try:
@@ -482,7 +483,7 @@ def _run(ws: Workspace, argv: list[str], timeout: int) -> str:
     def drain() -> None:  # read everything, keep the head and a rolling tail
         nonlocal total
         assert proc.stdout is not None
-        while chunk := proc.stdout.read1(65536):
+        while chunk := proc.stdout.read1(65536):  # type: ignore[attr-defined]  # a BufferedReader
             total += len(chunk)
             room = COMMAND_OUTPUT_BYTES - len(head)
             head.extend(chunk[:room])

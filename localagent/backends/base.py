@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Literal, Protocol
 
-from ..messages import ToolCall
+from ..messages import Message, ToolCall
 
 FinishReason = Literal["stop", "length", "context", "error"]
 
@@ -71,13 +71,13 @@ class Backend(Protocol):
         """Tokens in ``text`` under this model's tokenizer."""
         ...
 
-    def prompt_tokens(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> int:
+    def prompt_tokens(self, messages: list[Message], tools: list[dict[str, Any]]) -> int:
         """Tokens the rendered prompt would take (for budgets and folding)."""
         ...
 
     def generate(
         self,
-        messages: list[dict[str, Any]],
+        messages: list[Message],
         tools: list[dict[str, Any]],
         options: GenerateOptions,
     ) -> Generation:

@@ -25,7 +25,7 @@ from ..formats import CALL_OPEN, generic_system_prompt
 from ..jump import forced_text
 from ..messages import Message
 from ..prompt import render, template_supports_tools
-from .base import Generation, GenerateOptions
+from .base import FinishReason, Generation, GenerateOptions
 from .llama_grammar import GrammarMatcher
 from .outlines_engine import OutlinesMatcher, build_index
 from .prefix_cache import PrefixCache, cache_key
@@ -138,8 +138,8 @@ class LlamaBackend:
             ids = [self.llm.token_bos()] + ids
         return ids if len(ids) < len(prompt) and prompt[: len(ids)] == ids else []
 
-    def prompt_tokens(self, messages: list[Message], schemas: list[dict[str, Any]]) -> int:
-        return len(self._prompt_ids(messages, schemas))
+    def prompt_tokens(self, messages: list[Message], tools: list[dict[str, Any]]) -> int:
+        return len(self._prompt_ids(messages, tools))
 
     def _prompt_ids(self, messages: list[Message], schemas: list[dict[str, Any]]) -> list[int]:
         ids = self.tokenize(self.render(messages, schemas))
@@ -240,8 +240,9 @@ class LlamaBackend:
     # -- generation -------------------------------------------------------------
 
     def generate(
-        self, messages: list[Message], schemas: list[dict[str, Any]], options: GenerateOptions
+        self, messages: list[Message], tools: list[dict[str, Any]], options: GenerateOptions
     ) -> Generation:
+        schemas = tools
         t0 = time.monotonic()
         prompt = self._prompt_ids(messages, schemas)
         room = self.context_size - len(prompt)
@@ -306,7 +307,7 @@ class LlamaBackend:
         limit = min(options.max_tokens, room)
         n_out = rejected = n_forced = 0
         first: float | None = None
-        finish = "length"
+        finish: FinishReason = "length"
         info: dict[str, Any] = {}
 
         def emit(tok: int) -> None:

@@ -38,7 +38,7 @@ class GrammarMatcher:
 
     def allows(self, token: int) -> bool:
         """Whether ``token`` may come next (one-candidate check, microseconds)."""
-        self._one[0].id = token
+        self._one[0].id = token  # type: ignore[assignment]  # ctypes converts the int
         self._one[0].logit = 0.0
         self._one[0].p = 0.0
         self._one_arr.size = 1

@@ -39,7 +39,7 @@ def eval_cmd(
         mark = "ok" if r.right else f"{r.error.value if r.error else '?'}: {r.detail}"
         print(f"[{i + 1}/{len(cases)}] {r.id} {r.seconds:.1f}s {mark}", file=sys.stderr, flush=True)
 
-    report = run_eval(backend, cases, "free" if mode == "free" else "constrained", max_tokens=max_tokens, parallel=not one_call, reason=reason, engine=engine, on_result=None if as_json else progress)
+    report = run_eval(backend, cases, "free" if mode == "free" else "constrained", max_tokens=max_tokens, parallel=not one_call, reason=reason, engine="outlines" if engine == "outlines" else "gbnf", on_result=None if as_json else progress)
     d = report.to_dict()
     typer.echo(json.dumps(d, ensure_ascii=False) if as_json else format_report(d))
 
