@@ -84,3 +84,37 @@ class Message:
         if self.name is not None:
             d["name"] = self.name
         return d
+
+
+def history_to_json(history: list[Message]) -> list[dict[str, Any]]:
+    """A history as plain data (for saving a chat)."""
+    return [
+        {
+            "role": m.role,
+            "content": m.content,
+            "tool_calls": [c.to_dict() for c in m.tool_calls],
+            "tool_call_id": m.tool_call_id,
+            "name": m.name,
+            "raw": m.raw,
+            "folded": m.folded,
+        }
+        for m in history
+    ]
+
+
+def history_from_json(data: Any) -> list[Message]:
+    """The inverse of ``history_to_json``; raises ValueError on a malformed record."""
+    if not isinstance(data, list):
+        raise ValueError("a saved history is a list of messages")
+    out = []
+    for i, d in enumerate(data):
+        if not isinstance(d, dict) or d.get("role") not in ("system", "user", "assistant", "tool"):
+            raise ValueError(f"message {i} has no valid role")
+        calls = [ToolCall(str(c["id"]), str(c["name"]), dict(c["arguments"])) for c in d.get("tool_calls") or []]
+        out.append(
+            Message(
+                d["role"], str(d.get("content", "")), calls, d.get("tool_call_id"), d.get("name"),
+                d.get("raw"), bool(d.get("folded", False)),
+            )
+        )
+    return out

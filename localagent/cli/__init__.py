@@ -28,11 +28,13 @@ def _register() -> None:
     from . import stats as stats_cmd
     from . import eval as eval_cmd
     from . import bench as bench_cmd
+    from . import chat as chat_cmd
 
     app.add_typer(models_cmd.app, name="models")
     stats_cmd.register(app)
     eval_cmd.register(app)
     bench_cmd.register(app)
+    chat_cmd.register(app)
     try:
         from . import run as run_cmd
     except ImportError:  # pragma: no cover - during bring-up

@@ -6,7 +6,7 @@ import json
 import signal
 import sys
 from pathlib import Path
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional, Sequence
 
 import typer
 
@@ -14,6 +14,9 @@ from ..errors import ConfigError
 from ..messages import ToolCall, ToolResult
 from ..stops import EXIT_CODES, Limits
 from ..trace import new_trace_path
+
+if TYPE_CHECKING:
+    from ..loop import Agent, RunResult
 
 
 def _preview(text: str, width: int = 100) -> str:
@@ -46,6 +49,60 @@ class LivePrinter:
         print(f"  {mark} {_preview(r.content)}", file=self.out, flush=True)
 
 
+def summary(result: "RunResult") -> str:
+    """The one line after an answer: steps, tokens, time, stop reason, trace."""
+    u = result.usage
+    return (
+        f"[{result.steps} steps · {u.prompt_tokens_evaluated} tokens evaluated of "
+        f"{u.prompt_tokens_sent} sent · {u.completion_tokens} generated · "
+        f"{result.seconds:.1f} s · {result.stop_reason.value}] trace: {result.trace}"
+    )
+
+
+def build_agent(
+    root: Path,
+    model: str | None,
+    *,
+    tools_file: Path | None = None,
+    allow_commands: bool = False,
+    yes: bool = False,
+    allow: "Sequence[str]" = (),
+    n_ctx: int = 8192,
+    n_gpu_layers: int = 0,
+    verbose: bool = False,
+    progress: bool = True,
+    limits: Limits | None = None,
+    temperature: float = 0.0,
+    seed: int = 0,
+    constrained: bool = True,
+) -> "Agent":
+    """The agent a front end runs: tools in ROOT, the approver, the model loaded."""
+    from ..approval import choose_approver
+    from ..backends import load_llama
+    from ..builtin_tools import workspace_tools
+    from ..loop import Agent, AgentConfig
+    from ..prompt import load_prompt
+    from ..tools import load_tools_file
+    from ..workspace import Workspace
+
+    if not root.is_dir():
+        raise ConfigError(f"--root {root} is not a readable folder")
+    ws = Workspace(root)
+    tools = workspace_tools(ws, allow_commands=allow_commands)
+    if tools_file is not None:
+        tools += load_tools_file(tools_file)
+    approver = choose_approver(tools, yes=yes, allow=allow)
+    backend = load_llama(model, n_ctx=n_ctx, n_gpu_layers=n_gpu_layers, verbose=verbose, progress=progress)
+    config = AgentConfig(
+        limits=limits or Limits(),
+        temperature=temperature,
+        seed=seed,
+        constrained=constrained,
+        system_prompt=load_prompt("system").strip(),
+    )
+    return Agent(backend, tools, root=root, config=config, approver=approver)
+
+
 def _sigterm(*_: Any) -> None:
     raise KeyboardInterrupt
 
@@ -75,30 +132,14 @@ def run(
 
     Writes and commands ask for approval on the terminal; with no terminal they are denied.
     """
-    from ..approval import choose_approver
-    from ..backends import load_llama
-    from ..builtin_tools import workspace_tools
-    from ..loop import Agent, AgentConfig, Events
-    from ..prompt import load_prompt
-    from ..tools import load_tools_file
-    from ..workspace import Workspace
+    from ..loop import Events
 
-    if not root.is_dir():
-        raise ConfigError(f"--root {root} is not a readable folder")
-    ws = Workspace(root)
-    tools = workspace_tools(ws, allow_commands=allow_commands)
-    if tools_file is not None:
-        tools += load_tools_file(tools_file)
-    approver = choose_approver(tools, yes=yes, allow=allow or ())
-    backend = load_llama(model, n_ctx=n_ctx, n_gpu_layers=n_gpu_layers, verbose=verbose, progress=not as_json)
-    config = AgentConfig(
+    agent = build_agent(
+        root, model, tools_file=tools_file, allow_commands=allow_commands, yes=yes, allow=allow or (),
+        n_ctx=n_ctx, n_gpu_layers=n_gpu_layers, verbose=verbose, progress=not as_json,
         limits=Limits(max_steps=max_steps, token_budget=token_budget, deadline_s=deadline),
-        temperature=temperature,
-        seed=seed,
-        constrained=not free,
-        system_prompt=load_prompt("system").strip(),
+        temperature=temperature, seed=seed, constrained=not free,
     )
-    agent = Agent(backend, tools, root=root, config=config, approver=approver)
     live = not (as_json or quiet)
     p = LivePrinter()
     events = Events(on_text=p.text, on_step_start=p.step, on_call=p.call, on_result=p.result, on_notice=p.notice) if live else None
@@ -111,13 +152,7 @@ def run(
             print("\n", file=sys.stderr)
         print(result.answer)
         if live:
-            u = result.usage
-            print(
-                f"[{result.steps} steps · {u.prompt_tokens_evaluated} tokens evaluated of "
-                f"{u.prompt_tokens_sent} sent · {u.completion_tokens} generated · "
-                f"{result.seconds:.1f} s · {result.stop_reason.value}] trace: {result.trace}",
-                file=sys.stderr,
-            )
+            print(summary(result), file=sys.stderr)
     raise typer.Exit(EXIT_CODES[result.stop_reason])
 
 

@@ -1,0 +1,72 @@
+"""``localagent chat``: a multi-turn session with the model loaded and its KV cache warm."""
+
+from __future__ import annotations
+
+import json
+import signal
+import sys
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from ..errors import ConfigError
+from ..messages import Message, history_from_json, history_to_json
+from ..stops import Limits
+from ..trace import new_trace_path
+from .run import LivePrinter, _sigterm, build_agent, summary
+
+
+def _load(path: Path) -> list[Message]:
+    try:
+        return history_from_json(json.loads(path.read_text(encoding="utf-8")))
+    except (OSError, ValueError) as e:
+        raise ConfigError(f"cannot resume from {path}: {e}") from None
+
+
+def chat(
+    root: Path = typer.Option(Path("."), "--root", help="The folder the tools work in."),
+    model: Optional[str] = typer.Option(None, "--model", help="A model id or a .gguf path."),
+    max_steps: int = typer.Option(12, "--max-steps", min=1, help="Step limit of each turn."),
+    save: Optional[Path] = typer.Option(None, "--save", help="Write the history here after every turn."),
+    resume: Optional[Path] = typer.Option(None, "--resume", help="Start from a history saved with --save."),
+    n_ctx: int = typer.Option(8192, "--ctx", min=256, help="Context window in tokens."),
+    n_gpu_layers: int = typer.Option(0, "--n-gpu-layers", help="Layers to offload to a GPU."),
+    yes: bool = typer.Option(False, "--yes", "-y", help="Approve every write and command without asking."),
+    allow: Optional[list[str]] = typer.Option(None, "--allow", help="Approve this tool without asking (repeatable)."),
+    allow_commands: bool = typer.Option(False, "--allow-commands", help="Offer run_command."),
+    verbose: bool = typer.Option(False, "--verbose", help="Show llama.cpp's own logs."),
+) -> None:
+    """Talk with the agent, turn after turn; an empty line, `exit` or Ctrl-D ends it."""
+    from ..loop import Events
+
+    history = _load(resume) if resume else []
+    agent = build_agent(
+        root, model, allow_commands=allow_commands, yes=yes, allow=allow or (), n_ctx=n_ctx,
+        n_gpu_layers=n_gpu_layers, verbose=verbose, limits=Limits(max_steps=max_steps),
+    )
+    p = LivePrinter()
+    events = Events(on_text=p.text, on_step_start=p.step, on_call=p.call, on_result=p.result, on_notice=p.notice)
+    signal.signal(signal.SIGTERM, _sigterm)
+    trace = new_trace_path()
+    print(f"localagent chat: {agent.backend.name} in {root}; trace {trace}", file=sys.stderr)
+    while True:
+        try:
+            line = input("you> ").strip()
+        except (EOFError, KeyboardInterrupt):
+            print(file=sys.stderr)
+            break
+        if line in ("", "exit", "quit"):
+            break
+        result = agent.run(line, trace=trace, events=events, history=history)
+        history = result.history
+        print("\n", file=sys.stderr)
+        print(result.answer, flush=True)
+        print(summary(result), file=sys.stderr)
+        if save:
+            save.write_text(json.dumps(history_to_json(history), ensure_ascii=False), encoding="utf-8")
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``chat`` to the top-level app."""
+    app.command("chat")(chat)
