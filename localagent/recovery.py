@@ -140,8 +140,8 @@ def recovery_outcome(task: RecoveryTask, records: list[Any], stop_reason: StopRe
                     "message": r.error.message if r.error else None,
                 }
             )
-    first = calls[0] if calls else None
-    first_failed = bool(first and first["error"] in PATH_ERRORS)
+    first: dict[str, Any] | None = calls[0] if calls else None
+    first_failed = first is not None and first["error"] in PATH_ERRORS
     read_target = any(c["name"] == "read_file" and c["error"] is None and c["arguments"].get("path") == task.target
                       for c in calls)
     fact = task.expected.lower() in answer.lower()
@@ -156,9 +156,9 @@ def recovery_outcome(task: RecoveryTask, records: list[Any], stop_reason: StopRe
         "fact_in_answer": fact,
         "read_target": read_target,
         "recovered": answered and fact and read_target,
-        "first_call": first and {"name": first["name"], "arguments": first["arguments"]},
+        "first_call": {"name": first["name"], "arguments": first["arguments"]} if first else None,
         "first_call_failed": first_failed,  # the validator's message was needed
-        "first_error": first["message"] if first_failed else None,
+        "first_error": first["message"] if first and first_failed else None,
         "path_errors": sum(1 for c in calls if c["error"] in PATH_ERRORS),
         # read_file on a path that is not a file: under a state-aware grammar this must be 0
         "bad_reads": sum(1 for c in calls if c["name"] == "read_file" and c["error"] in PATH_ERRORS),
