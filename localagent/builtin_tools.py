@@ -28,7 +28,7 @@ from pydantic import Field
 from .errors import ToolErrorInfo
 from .tools import Tool, tool
 from .validate import WorkspacePath
-from .workspace import SKIP_DIRS, WALK_LIMIT, Workspace, WorkspaceError, is_text
+from .workspace import Workspace, WorkspaceError, is_text
 
 __all__ = ["MAX_FILE_BYTES", "apply_edit", "unified_diff", "workspace_tools"]
 
@@ -209,30 +209,16 @@ def _text_files(ws: Workspace, start: Path) -> Iterator[Path]:
         if is_text(start):
             yield start
         return
-    seen = 0
-    stack = [start]
-    while stack:
-        folder = stack.pop()
-        try:
-            entries = sorted(os.scandir(folder), key=lambda e: e.name)
-        except OSError:
+    for rel, is_dir in ws.walk(start=start):
+        if is_dir:
             continue
-        subdirs = []
-        for e in entries:
-            seen += 1
-            if seen > WALK_LIMIT:
-                return
-            try:
-                if e.is_dir(follow_symlinks=False):
-                    if e.name not in SKIP_DIRS:
-                        subdirs.append(Path(e.path))
-                    continue
-                real = Path(e.path).resolve()
-            except (OSError, RuntimeError):
-                continue
-            if real.is_relative_to(ws.root) and is_text(real):  # is_text refuses fifos and devices
-                yield Path(e.path)
-        stack.extend(reversed(subdirs))
+        path = ws.root / rel
+        try:
+            real = path.resolve()
+        except (OSError, RuntimeError):
+            continue
+        if real.is_relative_to(ws.root) and is_text(real):  # is_text refuses fifos and devices
+            yield path
 
 
 # ── irreversible: writes ─────────────────────────────────────────────────────────────────

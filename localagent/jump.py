@@ -9,6 +9,7 @@ batch instead of generating them one by one. Pure functions, no model.
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 
 from .formats import CALL_CLOSE, CALL_OPEN
 
@@ -16,11 +17,8 @@ _ARGS = '"arguments": '
 _CLOSE = "}\n" + CALL_CLOSE
 
 
-def object_end(text: str) -> int | None:
-    """Index just past the JSON object that ``text`` starts with, or None if open."""
-    if not text.startswith("{"):
-        return None
-    depth = 0
+def _syntax(text: str) -> Iterator[tuple[int, str]]:
+    """(index, character) for every character outside JSON strings (quotes excluded)."""
     in_str = esc = False
     for i, ch in enumerate(text):
         if in_str:
@@ -32,7 +30,17 @@ def object_end(text: str) -> int | None:
                 in_str = False
         elif ch == '"':
             in_str = True
-        elif ch in "{[":
+        else:
+            yield i, ch
+
+
+def object_end(text: str) -> int | None:
+    """Index just past the JSON object that ``text`` starts with, or None if open."""
+    if not text.startswith("{"):
+        return None
+    depth = 0
+    for i, ch in _syntax(text):
+        if ch in "{[":
             depth += 1
         elif ch in "}]":
             depth -= 1
@@ -43,22 +51,13 @@ def object_end(text: str) -> int | None:
 
 def _open_key(args: str) -> tuple[str, str, list[str]] | None:
     """Inside an open arguments object, at its top level, right where a key is
-    being written: the key's first letters and the keys already given."""
+    being written: what of the key is written, the text that must lead it
+    (``"`` or `` "`` after a comma), and the keys already given."""
     depth = 0
-    in_str = esc = False
     seg_start = 0
     used: list[str] = []
-    for i, ch in enumerate(args):
-        if in_str:
-            if esc:
-                esc = False
-            elif ch == "\\":
-                esc = True
-            elif ch == '"':
-                in_str = False
-        elif ch == '"':
-            in_str = True
-        elif ch in "{[":
+    for i, ch in _syntax(args):
+        if ch in "{[":
             depth += 1
             if depth == 1:
                 seg_start = i + 1
@@ -70,13 +69,11 @@ def _open_key(args: str) -> tuple[str, str, list[str]] | None:
             key = args[seg_start:i].strip()
             if key.startswith('"') and key.endswith('"'):
                 used.append(key[1:-1])
-    if depth != 1 or in_str and ":" in args[seg_start:]:
-        return None
     raw = args[seg_start:]
-    lead = ' "' if seg_start > 0 and args[seg_start - 1] == "," else '"'
-    if ":" in raw:
+    if depth != 1 or ":" in raw:
         return None
-    return raw, lead, used  # type: ignore[return-value]
+    lead = ' "' if seg_start > 0 and args[seg_start - 1] == "," else '"'
+    return raw, lead, used
 
 
 def forced_key(args: str, keys: tuple[str, ...]) -> str:

@@ -147,10 +147,11 @@ class Workspace:
         more = ", ..." if len(names) > limit else ""
         return f"{what} in it: {', '.join(names[:limit])}{more}"
 
-    def _walk(self, limit: int = WALK_LIMIT) -> Iterator[tuple[str, bool]]:
-        """(relative path, is_dir) for entries under the root, sorted, bounded, skipping SKIP_DIRS."""
+    def walk(self, limit: int = WALK_LIMIT, start: Path | None = None) -> Iterator[tuple[str, bool]]:
+        """(relative path, is_dir) for entries under ``start`` (the root by default),
+        sorted, bounded, skipping SKIP_DIRS, never following a link into a folder."""
         seen = 0
-        stack = [self.root]
+        stack = [start or self.root]
         while stack:
             folder = stack.pop()
             try:
@@ -179,7 +180,7 @@ class Workspace:
         if os.path.isabs(path) and Path(path).is_relative_to(self.root):
             query = Path(path).relative_to(self.root).as_posix()
         query = posixpath.normpath(query) if query else "."
-        entries = [(p, d) for p, d in self._walk() if kind is None or (kind == "dir") == d]
+        entries = [(p, d) for p, d in self.walk() if kind is None or (kind == "dir") == d]
         if not entries:
             return []
         shown = {p: p + "/" if d else p for p, d in entries}
@@ -216,7 +217,7 @@ class Workspace:
     def text_files(self, limit: int = 200) -> list[str]:
         """Relative paths of text files under the root, sorted; past ``limit``, shallow ones win."""
         out = []
-        for rel, is_dir in self._walk():
+        for rel, is_dir in self.walk():
             if is_dir:
                 continue
             real = (self.root / rel).resolve()
@@ -233,7 +234,7 @@ class Workspace:
         words = {w.strip(".,;:!?'\"()`").rstrip("/") for w in re.findall(r"[\w./\\-]+", text)}
         words.discard("")
         found = []
-        for rel, is_dir in self._walk(limit):
+        for rel, is_dir in self.walk(limit):
             base = posixpath.basename(rel)
             if rel in words or (("." in base or is_dir) and base in words and len(base) > 2):
                 found.append(rel)
@@ -242,7 +243,7 @@ class Workspace:
     def folders(self, limit: int = 200) -> list[str]:
         """Relative paths of folders under the root ('.' first), sorted, bounded."""
         out = ["."]
-        for rel, is_dir in self._walk():
+        for rel, is_dir in self.walk():
             if is_dir:
                 out.append(rel)
                 if len(out) >= limit:
