@@ -187,11 +187,7 @@ def build_grammar(
 
 @lru_cache(maxsize=64)
 def _build_cached(tools_key: tuple[str, ...], choice: ToolChoice, parallel: bool, reason: bool) -> str:
-    tools = _select([json.loads(t)["function"] for t in tools_key], choice)
-    if not tools:
-        if choice.mode == "required":
-            raise ConstraintError("tool_choice requires a call but no tools are registered")
-        choice = ToolChoice("none")  # auto with nothing to call is prose
+    tools, choice = _tools_for(tools_key, choice)
 
     calls = "calls-many" if parallel else "calls-one"
     prefix = "thought " if reason else ""
@@ -251,11 +247,7 @@ def _regex_cached(tools_key: tuple[str, ...], choice: ToolChoice, parallel: bool
 
     from outlines_core.json_schema import build_regex_from_schema
 
-    tools = _select([json.loads(t)["function"] for t in tools_key], choice)
-    if not tools:
-        if choice.mode == "required":
-            raise ConstraintError("tool_choice requires a call but no tools are registered")
-        choice = ToolChoice("none")
+    tools, choice = _tools_for(tools_key, choice)
     if choice.mode == "none":
         return _PROSE_RX
     alts = []
@@ -274,6 +266,17 @@ def _regex_cached(tools_key: tuple[str, ...], choice: ToolChoice, parallel: bool
     if reason:
         calls = _THOUGHT_RX + calls
     return calls if choice.mode == "required" else f"({calls})|({_PROSE_RX})"
+
+
+def _tools_for(tools_key: tuple[str, ...], choice: ToolChoice) -> tuple[list[dict[str, Any]], ToolChoice]:
+    """The tools a step may call under ``choice``, and the choice itself: auto
+    with nothing to call is prose; required with nothing to call fails closed."""
+    tools = _select([json.loads(t)["function"] for t in tools_key], choice)
+    if not tools:
+        if choice.mode == "required":
+            raise ConstraintError("tool_choice requires a call but no tools are registered")
+        choice = ToolChoice("none")
+    return tools, choice
 
 
 def _select(tools: list[dict[str, Any]], choice: ToolChoice) -> list[dict[str, Any]]:
