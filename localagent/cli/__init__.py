@@ -11,11 +11,19 @@ import sys
 
 import typer
 
+from .. import config as settings
 from ..errors import LocalAgentError
 
 app = typer.Typer(
     name="localagent",
-    help="Run a tool-using agent on a local GGUF model.",
+    help=(
+        "Run a tool-using agent on a local GGUF model.\n\n"
+        "Every option can also be set as LOCALAGENT_<FLAG> in the environment "
+        "(--max-steps: LOCALAGENT_MAX_STEPS) or in the config file "
+        "(LOCALAGENT_CONFIG, else ~/.config/localagent/config.toml); "
+        "flags win over the environment, the environment over the file. "
+        "`localagent config` shows what is set."
+    ),
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
@@ -29,12 +37,14 @@ def _register() -> None:
     from . import eval as eval_cmd
     from . import bench as bench_cmd
     from . import chat as chat_cmd
+    from . import config as config_cmd
 
     app.add_typer(models_cmd.app, name="models")
     stats_cmd.register(app)
     eval_cmd.register(app)
     bench_cmd.register(app)
     chat_cmd.register(app)
+    config_cmd.register(app)
     try:
         from . import run as run_cmd
     except ImportError:  # pragma: no cover - during bring-up
@@ -49,7 +59,10 @@ def main() -> None:
     """Console-script entry point."""
     try:
         # Click's standalone mode handles usage errors (exit 2) and typer.Exit codes.
-        app()
+        # Environment and config-file settings become click's defaults, so flags win.
+        command = typer.main.get_command(app)
+        found, _ = settings.load(command)
+        command.main(prog_name="localagent", default_map=settings.default_map(found))
     except LocalAgentError as e:
         if os.environ.get("LOCALAGENT_TRACEBACK"):
             raise

@@ -1,0 +1,5 @@
+"""``python -m localagent``: the same as the ``localagent`` command."""
+
+from .cli import main
+
+main()
