@@ -244,6 +244,7 @@ class Agent:
         answer = ""
         answered: set[str] = set()  # calls whose results are in the history
         step = 0
+        inflight: _InFlight | None = None  # the step under way, for an interrupt
         try:
             while True:
                 stop = watch.before_step(step + 1, usage.total)
@@ -265,7 +266,8 @@ class Agent:
                 step += 1  # only steps that reach the model count
                 if ev.on_step_start:
                     ev.on_step_start(step)
-                gen = self._generate(msgs, schemas, grammar, ev, threshold)
+                inflight = _InFlight(step, t0)
+                gen = self._generate(msgs, schemas, grammar, ev, threshold, inflight.streamed)
                 usage.add(gen)
                 if stop := _failure(gen):
                     self._record(writer, records, step, gen, [], [], [], t0)
@@ -301,10 +303,11 @@ class Agent:
                     stop = Stop(StopReason.ANSWERED, "the model answered")
                     self._record(writer, records, step, gen, [], [], [], t0)
                     break
+                inflight.gen, inflight.calls = gen, calls
                 for c in calls:
                     if ev.on_call:
                         ev.on_call(c)
-                results = dispatcher.run(calls)
+                results = inflight.results = dispatcher.run(calls)
                 results += [_format_error(step, i, e, gen) for i, e in enumerate(errors)]
                 for c, r in zip(calls, results):
                     if ev.on_result:
@@ -319,6 +322,7 @@ class Agent:
                 for r in results:
                     msgs.append(Message("tool", r.content, tool_call_id=r.call_id, name=r.name))
                 self._record(writer, records, step, gen, calls, results, errors, t0)
+                inflight = None
                 if content:
                     answer = content
                 stop = watch.after_results(calls, results)
@@ -328,6 +332,9 @@ class Agent:
                     break
         except KeyboardInterrupt:
             stop = Stop(StopReason.INTERRUPTED, "interrupted")
+            if inflight is not None and inflight.step == step and not any(r.step == step for r in records):
+                # Keep what the step had produced: the text so far, and an answer for every call made.
+                answer = self._record_interrupted(writer, records, inflight) or answer
         assert stop is not None
         if stop.reason.forced:
             answer = self._forced_answer(stop, msgs, schemas, usage, answer, ev)
@@ -353,8 +360,18 @@ class Agent:
         constraint: Constraint | None,
         ev: Events,
         threshold: float | None,
+        streamed: list[str] | None = None,
     ) -> Generation:
         cfg = self.config
+        on_text = ev.on_text
+        if streamed is not None:
+            shown = ev.on_text
+
+            def on_text(piece: str) -> None:
+                streamed.append(piece)
+                if shown:
+                    shown(piece)
+
         return self.backend.generate(
             msgs,
             schemas,
@@ -364,7 +381,7 @@ class Agent:
                 seed=cfg.seed,
                 grammar=constraint.text if constraint and constraint.engine == "gbnf" else None,
                 regex=constraint.text if constraint and constraint.engine == "outlines" else None,
-                on_text=ev.on_text,
+                on_text=on_text,
                 call_threshold=threshold,
                 call_heads=constraint.heads if constraint and cfg.jump_forward else (),
                 call_keys=dict(constraint.keys) if constraint and cfg.jump_forward else None,
@@ -416,6 +433,19 @@ class Agent:
             # The cut block never runs (parse reports it); complete calls before it do.
             errors = ["the reply hit the token limit inside a tool call; make the call shorter"]
         return calls, errors, parsed.content
+
+    def _record_interrupted(self, writer: TraceWriter, records: list[StepRecord], f: "_InFlight") -> str:
+        """Record the step an interrupt cut short; the partial prose, if it was prose."""
+        text = "".join(f.streamed)
+        if f.gen is None:  # cut off while generating
+            gen = Generation(text=text, finish_reason="error", error="interrupted while generating")
+            self._record(writer, records, f.step, gen, [], [], [], f.t0)
+            return "" if text.lstrip().startswith(("<", "{", "`")) else text.strip()
+        info = ToolErrorInfo(kind="interrupted", message="the run was interrupted before this call finished")
+        done = {r.call_id: r for r in f.results}
+        results = [done.get(c.id) or ToolResult(c.id, c.name, info.render(), error=info) for c in f.calls]
+        self._record(writer, records, f.step, f.gen, f.calls, results, [], f.t0)
+        return ""
 
     def _record(
         self,
@@ -495,6 +525,18 @@ def overview(root: Path, limit: int = 40) -> str:
         return ""
     more = f" (and {len(entries) - limit} more)" if len(entries) > limit else ""
     return "The folder you work in holds: " + ", ".join(entries[:limit]) + more + "."
+
+
+@dataclass
+class _InFlight:
+    """The step under way: what an interrupt would otherwise lose."""
+
+    step: int
+    t0: float
+    streamed: list[str] = field(default_factory=list)
+    gen: Generation | None = None  # set once the model's turn is complete
+    calls: list[ToolCall] = field(default_factory=list)
+    results: list[ToolResult] = field(default_factory=list)
 
 
 def _failure(gen: Generation) -> Stop | None:

@@ -478,8 +478,39 @@ def test_interrupt_ends_the_run_cleanly(tmp_path: Path) -> None:
     result, trace, _ = run(tmp_path, ["Starting.\n" + call_text("add", a=1, b=2), ctrl_c])
     assert result.stop_reason is StopReason.INTERRUPTED
     assert result.answer.startswith("[stopped: interrupted]") and result.answer.endswith("Starting.")
-    assert [r["type"] for r in trace] == ["run_start", "step", "run_end"]
+    assert [r["type"] for r in trace] == ["run_start", "step", "step", "run_end"]
+    assert steps_of(trace)[-1]["error"] == "interrupted while generating"  # the cut-off step is on record
     assert trace[-1]["stop_reason"] == "interrupted"
+
+
+def test_interrupt_while_generating_keeps_the_text_streamed_so_far(tmp_path: Path) -> None:
+    def ctrl_c_after_text(piece: str) -> None:
+        if "halfway" in piece:
+            raise KeyboardInterrupt
+
+    agent = Agent(FakeBackend.scripted([call_text("add", a=1, b=2), "The sum is 3, halfway through"]), [add], config=AgentConfig())
+    result = agent.run("add", trace=tmp_path / "t.jsonl", events=Events(on_text=ctrl_c_after_text))
+    trace = read_trace(tmp_path / "t.jsonl")
+    assert result.stop_reason is StopReason.INTERRUPTED and result.steps == 2
+    assert result.answer.endswith("The sum is 3, halfway through")
+    last = steps_of(trace)[-1]
+    assert last["step"] == 2 and last["text"] == "The sum is 3, halfway through"
+
+
+def test_interrupt_while_tools_run_answers_every_call(tmp_path: Path) -> None:
+    def ctrl_c_on_call(call: Any) -> None:
+        raise KeyboardInterrupt
+
+    two = call_text("add", a=1, b=2) + "\n" + call_text("lookup", key="k")
+    config = AgentConfig(parallel_calls=True)
+    agent = Agent(FakeBackend.scripted([two]), [add, lookup], config=config)
+    result = agent.run("go", trace=tmp_path / "t.jsonl", events=Events(on_call=ctrl_c_on_call))
+    trace = read_trace(tmp_path / "t.jsonl")
+    assert result.stop_reason is StopReason.INTERRUPTED and executed == []
+    step = steps_of(trace)[-1]
+    assert [c["id"] for c in step["calls"]] == [r["call_id"] for r in step["results"]]
+    assert all("interrupted" in r["content"] for r in step["results"])
+    assert trace[-1]["type"] == "run_end"
 
 
 # -- token accounting --------------------------------------------------------------
