@@ -407,6 +407,7 @@ class EvalReport:
     parallel: bool
     results: list[CaseResult]
     seconds: float = 0.0
+    tool_choice: str = "auto"
 
     def to_dict(self) -> dict[str, Any]:
         """The summary and every result, as ``--json`` prints it."""
@@ -420,6 +421,7 @@ class EvalReport:
             "model": self.model,
             "mode": self.mode,
             "parallel_calls": self.parallel if self.mode == "constrained" else None,
+            "tool_choice": self.tool_choice if self.mode == "constrained" else None,
             "cases": n,
             "right": sum(r.right for r in rs),
             "accuracy": _pct(sum(r.right for r in rs), n),
@@ -455,16 +457,21 @@ def generate_options(
     parallel: bool = True,
     reason: bool = False,
     engine: Engine = "gbnf",
+    tool_choice: str = "auto",
 ) -> GenerateOptions:
     """How a case is asked: greedy; in constrained mode under the grammar of its
-    tools (tool choice auto) with call or prose decided at the first token."""
+    tools with, for tool choice auto, call or prose decided at the first token.
+    ``tool_choice`` "required" makes every reply a call (a validity check for
+    models that never start one by themselves)."""
     if mode == "free":
         return GenerateOptions(max_tokens=max_tokens, temperature=0.0, seed=0)
     # The same grammar for every case (up to four calls, or one): allowing
     # several only where several are expected would tell the model the answer.
-    c = build_constraint(case.tools, ToolChoice("auto"), engine=engine, parallel=parallel, reason=reason)
-    # With a sentence of why first, the choice is made after it, not at the first token.
-    threshold = None if reason else 0.5
+    choice = ToolChoice.parse(tool_choice)
+    c = build_constraint(case.tools, choice, engine=engine, parallel=parallel, reason=reason)
+    # With a sentence of why first, the choice is made after it, not at the first token;
+    # with a required call there is no choice to make.
+    threshold = None if reason or choice.mode != "auto" else 0.5
     return GenerateOptions(
         max_tokens=max_tokens,
         temperature=0.0,
@@ -484,6 +491,7 @@ def run_eval(
     parallel: bool = True,
     reason: bool = False,
     engine: Engine = "gbnf",
+    tool_choice: str = "auto",
     on_result: Callable[[int, CaseResult], None] | None = None,
 ) -> EvalReport:
     """Ask ``backend`` for the first turn of every case and judge it; ``parallel``
@@ -492,20 +500,24 @@ def run_eval(
     results = []
     for i, case in enumerate(cases):
         try:
-            options = generate_options(case, mode, max_tokens, parallel=parallel, reason=reason, engine=engine)
+            options = generate_options(
+                case, mode, max_tokens, parallel=parallel, reason=reason, engine=engine, tool_choice=tool_choice
+            )
         except ConstraintError as e:
             raise ConstraintError(f"case '{case.id}': {e}") from None
         r = score_turn(case, backend.generate(case.history(), case.tools, options))  # type: ignore[arg-type]
         results.append(r)
         if on_result:
             on_result(i, r)
-    return EvalReport(getattr(backend, "name", "?"), mode, parallel, results, time.monotonic() - t0)
+    return EvalReport(getattr(backend, "name", "?"), mode, parallel, results, time.monotonic() - t0, tool_choice)
 
 
 def format_report(d: dict[str, Any]) -> str:
     """The summary of ``EvalReport.to_dict()`` as an aligned table and a few lines."""
     width = max([len(c) for c in d["by_category"]] + [len("overall")])
     grammar = {True: " (up to four calls a turn)", False: " (one call a turn)", None: ""}[d["parallel_calls"]]
+    if d.get("tool_choice") == "required":
+        grammar += ", a call required"
     lines = [f"{d['model']} · {d['mode']}{grammar}", f"{'category':<{width}}  cases  accuracy"]
     for cat, acc in d["by_category"].items():
         lines.append(f"{cat:<{width}}  {d['category_cases'][cat]:>5}  {acc:>7.1f}%")

@@ -350,6 +350,16 @@ def test_constrained_mode_sends_the_tools_grammar_and_free_mode_none() -> None:
     assert free.grammar is None and free.call_threshold is None and free.temperature == 0
 
 
+def test_required_tool_choice_leaves_no_prose_branch_and_no_first_token_decision() -> None:
+    from localagent.evaluate import generate_options
+
+    c = case([PARIS])
+    auto = generate_options(c, "constrained")
+    req = generate_options(c, "constrained", tool_choice="required")
+    assert req.call_threshold is None and req.grammar and req.grammar != auto.grammar
+    assert 'prose' in (auto.grammar or "") and "prose" not in req.grammar.split("root ::=")[1].split("\n")[0]
+
+
 def test_cli_reports_a_bad_case_file_in_one_line(tmp_path: Path) -> None:
     p = tmp_path / "bad.jsonl"
     p.write_text("{oops\n")

@@ -21,4 +21,6 @@ def load_llama(
     from .llama import LlamaBackend
 
     path = resolve_model(model or default_model_id(), progress=progress)
-    return LlamaBackend(path, n_ctx=n_ctx, n_gpu_layers=n_gpu_layers, n_threads=n_threads, verbose=verbose)
+    return LlamaBackend(
+        path, n_ctx=n_ctx, n_gpu_layers=n_gpu_layers, n_threads=n_threads, verbose=verbose, progress=progress
+    )

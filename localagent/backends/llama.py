@@ -11,11 +11,14 @@ from __future__ import annotations
 
 import codecs
 import os
+import sys
 import time
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 import numpy as np
+from tqdm import tqdm
 
 import llama_cpp
 from llama_cpp import Llama
@@ -59,6 +62,38 @@ def template_messages(
     return out
 
 
+@contextmanager
+def _load_progress(label: str, *, enabled: bool) -> Iterator[None]:
+    """A progress bar fed by llama.cpp's own load callback (on a terminal only).
+
+    ``Llama`` takes no callback, so the parameters it starts from get one for
+    the length of this block.
+    """
+    if not enabled or not sys.stderr.isatty():
+        yield
+        return
+    bindings = llama_cpp.llama_cpp
+    original = bindings.llama_model_default_params
+    with tqdm(total=100, desc=label, unit="%", file=sys.stderr, leave=False, bar_format="{desc} {bar} {percentage:3.0f}%") as bar:
+
+        def report(fraction: float, _: Any) -> bool:
+            bar.update(max(0, round(fraction * 100) - bar.n))
+            return True
+
+        callback = bindings.llama_progress_callback(report)
+
+        def with_callback() -> Any:
+            params = original()
+            params.progress_callback = callback
+            return params
+
+        bindings.llama_model_default_params = with_callback
+        try:
+            yield
+        finally:
+            bindings.llama_model_default_params = original
+
+
 class LlamaBackend:
     """A loaded GGUF model with its chat template and a warm KV cache."""
 
@@ -73,18 +108,20 @@ class LlamaBackend:
         verbose: bool = False,
         warm_start: bool = True,
         prefix_cache: PrefixCache | None = None,
+        progress: bool = False,
     ):
         self.model_path = Path(model_path)
         self.prefix_cache = (prefix_cache or PrefixCache()) if warm_start else None
         try:
-            self.llm = Llama(
-                model_path=str(self.model_path),
-                n_ctx=n_ctx,
-                n_threads=n_threads or os.cpu_count() or 2,
-                n_gpu_layers=n_gpu_layers,
-                n_batch=n_batch,
-                verbose=verbose,
-            )
+            with _load_progress(f"load {self.model_path.name}", enabled=progress and not verbose):
+                self.llm = Llama(
+                    model_path=str(self.model_path),
+                    n_ctx=n_ctx,
+                    n_threads=n_threads or os.cpu_count() or 2,
+                    n_gpu_layers=n_gpu_layers,
+                    n_batch=n_batch,
+                    verbose=verbose,
+                )
         except (ValueError, RuntimeError, OSError) as e:
             raise BackendError(f"cannot load model {self.model_path}: {e}") from None
         self.name = self.model_path.name

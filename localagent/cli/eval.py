@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
+from tqdm import tqdm
 
 from ..errors import ConfigError
 
@@ -21,6 +22,7 @@ def eval_cmd(
     one_call: Annotated[bool, typer.Option("--one-call", help="Constrained: allow one call per turn (as `run` does), not up to four.")] = False,
     engine: Annotated[str, typer.Option("--engine", help="Constrained: gbnf (llama.cpp) or outlines.")] = "gbnf",
     reason: Annotated[bool, typer.Option("--reason", help="Constrained: one short sentence of why before each call.")] = False,
+    tool_choice: Annotated[str, typer.Option("--tool-choice", help="Constrained: auto (call or prose at the first token) or required (every reply a call).")] = "auto",
     max_tokens: Annotated[int, typer.Option("--max-tokens", min=16, help="Token limit of each reply.")] = 256,
     n_gpu_layers: Annotated[int, typer.Option("--n-gpu-layers", help="Layers to offload to a GPU.")] = 0,
 ) -> None:
@@ -32,14 +34,33 @@ def eval_cmd(
         raise ConfigError(f"--engine must be gbnf or outlines, not {engine!r}")
     if mode not in ("constrained", "free"):
         raise ConfigError(f"--mode must be constrained or free, not {mode!r}")
+    if tool_choice not in ("auto", "required"):
+        raise ConfigError(f"--tool-choice must be auto or required, not {tool_choice!r}")
     cases = sample(load_cases(cases_file), limit)
     backend = load_llama(model, n_ctx=4096, n_gpu_layers=n_gpu_layers, progress=not as_json)
 
-    def progress(i: int, r: CaseResult) -> None:
-        mark = "ok" if r.right else f"{r.error.value if r.error else '?'}: {r.detail}"
-        print(f"[{i + 1}/{len(cases)}] {r.id} {r.seconds:.1f}s {mark}", file=sys.stderr, flush=True)
+    # A bar over the cases on a terminal; each case's line scrolls above it (and alone in a log).
+    bar = tqdm(total=len(cases), desc="eval", unit="case", file=sys.stderr, disable=as_json or None)
+    right = 0
 
-    report = run_eval(backend, cases, "free" if mode == "free" else "constrained", max_tokens=max_tokens, parallel=not one_call, reason=reason, engine="outlines" if engine == "outlines" else "gbnf", on_result=None if as_json else progress)
+    def progress(i: int, r: CaseResult) -> None:
+        nonlocal right
+        right += r.right
+        mark = "ok" if r.right else f"{r.error.value if r.error else '?'}: {r.detail}"
+        line = f"[{i + 1}/{len(cases)}] {r.id} {r.seconds:.1f}s {mark}"
+        if bar.disable:
+            print(line, file=sys.stderr, flush=True)
+        else:
+            bar.write(line, file=sys.stderr)
+            bar.set_postfix_str(f"{right}/{i + 1} right", refresh=False)
+            bar.update(1)
+
+    with bar:
+        report = run_eval(
+            backend, cases, "free" if mode == "free" else "constrained", max_tokens=max_tokens,
+            parallel=not one_call, reason=reason, engine="outlines" if engine == "outlines" else "gbnf",
+            tool_choice=tool_choice, on_result=None if as_json else progress,
+        )
     d = report.to_dict()
     typer.echo(json.dumps(d, ensure_ascii=False) if as_json else format_report(d))
 
