@@ -62,36 +62,54 @@ def template_messages(
     return out
 
 
-@contextmanager
-def _load_progress(label: str, *, enabled: bool) -> Iterator[None]:
-    """A progress bar fed by llama.cpp's own load callback (on a terminal only).
+def amx_unsafe() -> bool:
+    """True on CPUs with AMX, where llama.cpp's AMX kernels can segfault at the first
+    decode (ggml-org/llama.cpp#20824; seen here on Q4_K_M and Q4_1). There the weights
+    stay in plain CPU buffers: slower, but correct. LOCALAGENT_EXTRA_BUFTS=1 keeps them."""
+    if os.environ.get("LOCALAGENT_EXTRA_BUFTS") == "1":
+        return False
+    return "AMX_INT8 = 1" in llama_cpp.llama_print_system_info().decode(errors="replace")
 
-    ``Llama`` takes no callback, so the parameters it starts from get one for
-    the length of this block.
-    """
-    if not enabled or not sys.stderr.isatty():
-        yield
-        return
+
+@contextmanager
+def model_defaults(**fields: Any) -> Iterator[None]:
+    """Give the model parameters ``Llama`` starts from these ``fields`` for the length of
+    this block (``Llama`` takes neither a load callback nor ``use_extra_bufts``)."""
     bindings = llama_cpp.llama_cpp
     original = bindings.llama_model_default_params
+
+    def patched() -> Any:
+        params = original()
+        for name, value in fields.items():
+            setattr(params, name, value)
+        return params
+
+    bindings.llama_model_default_params = patched
+    try:
+        yield
+    finally:
+        bindings.llama_model_default_params = original
+
+
+def safe_defaults() -> dict[str, Any]:
+    """The model-parameter fields this machine needs (see ``amx_unsafe``)."""
+    return {"use_extra_bufts": False} if amx_unsafe() else {}
+
+
+@contextmanager
+def _load_progress(label: str, *, enabled: bool) -> Iterator[Any]:
+    """A progress bar fed by llama.cpp's own load callback (on a terminal only); yields
+    the callback for ``progress_callback``, or None."""
+    if not enabled or not sys.stderr.isatty():
+        yield None
+        return
     with tqdm(total=100, desc=label, unit="%", file=sys.stderr, leave=False, bar_format="{desc} {bar} {percentage:3.0f}%") as bar:
 
         def report(fraction: float, _: Any) -> bool:
             bar.update(max(0, round(fraction * 100) - bar.n))
             return True
 
-        callback = bindings.llama_progress_callback(report)
-
-        def with_callback() -> Any:
-            params = original()
-            params.progress_callback = callback
-            return params
-
-        bindings.llama_model_default_params = with_callback
-        try:
-            yield
-        finally:
-            bindings.llama_model_default_params = original
+        yield llama_cpp.llama_cpp.llama_progress_callback(report)
 
 
 class LlamaBackend:
@@ -113,15 +131,19 @@ class LlamaBackend:
         self.model_path = Path(model_path)
         self.prefix_cache = (prefix_cache or PrefixCache()) if warm_start else None
         try:
-            with _load_progress(f"load {self.model_path.name}", enabled=progress and not verbose):
-                self.llm = Llama(
-                    model_path=str(self.model_path),
-                    n_ctx=n_ctx,
-                    n_threads=n_threads or os.cpu_count() or 2,
-                    n_gpu_layers=n_gpu_layers,
-                    n_batch=n_batch,
-                    verbose=verbose,
-                )
+            fields = safe_defaults()
+            with _load_progress(f"load {self.model_path.name}", enabled=progress and not verbose) as callback:
+                if callback is not None:
+                    fields["progress_callback"] = callback
+                with model_defaults(**fields):
+                    self.llm = Llama(
+                        model_path=str(self.model_path),
+                        n_ctx=n_ctx,
+                        n_threads=n_threads or os.cpu_count() or 2,
+                        n_gpu_layers=n_gpu_layers,
+                        n_batch=n_batch,
+                        verbose=verbose,
+                    )
         except (ValueError, RuntimeError, OSError) as e:
             raise BackendError(f"cannot load model {self.model_path}: {e}") from None
         self.name = self.model_path.name
