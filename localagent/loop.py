@@ -282,10 +282,11 @@ class Agent:
                         stop = Stop(StopReason.CONSTRAINT_ERROR, str(e))
                         break
                     nudge = Message("user", load_prompt("repeat_guard").strip().format(task=task))
-                    retry = self._generate(msgs + [nudge], schemas, prose, ev, None)
-                    msgs.append(nudge)
                     if ev.on_notice:
                         ev.on_notice("repeat of an earlier call: asked for an answer instead")
+                    inflight.streamed.clear()  # an interrupt now keeps the answer, not the repeat
+                    retry = self._generate(msgs + [nudge], schemas, prose, ev, None, inflight.streamed)
+                    msgs.append(nudge)
                     usage.add(retry)  # both generations were paid for; the step record shows the sum
                     retry.info["repeat_guard"] = [c.canonical() for c in calls]
                     retry.prompt_tokens += gen.prompt_tokens
