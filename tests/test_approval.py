@@ -34,6 +34,7 @@ from localagent.errors import ConfigError
 from localagent.messages import ToolCall
 from localagent.tools import Tool, ToolSet
 from localagent.workspace import Workspace
+from terminal import Terminal
 
 
 @pytest.fixture
@@ -202,74 +203,6 @@ from localagent.cli import main
 sys.argv[0] = "localagent"
 main()
 """
-
-
-class Terminal:
-    """A child process on its own pty (its controlling terminal), driven like a person would."""
-
-    def __init__(self, argv: list[str], env: dict[str, str]) -> None:
-        with warnings.catch_warnings():  # fork in a threaded process: the child only execs
-            warnings.simplefilter("ignore", DeprecationWarning)
-            self.pid, self.fd = pty.fork()
-        if self.pid == 0:  # the child
-            try:
-                os.execve(argv[0], argv, env)
-            finally:
-                os._exit(127)
-        self.screen = b""
-        self.status: int | None = None
-
-    def _read(self, timeout: float) -> bool:
-        """Read what is shown; False once the child closed the terminal."""
-        if not select.select([self.fd], [], [], timeout)[0]:
-            return True
-        try:
-            data = os.read(self.fd, 65536)
-        except OSError:  # EIO: the child is gone
-            return False
-        self.screen += data
-        return bool(data)
-
-    def text(self) -> str:
-        return self.screen.decode("utf-8", "replace").replace("\r\n", "\n")
-
-    def expect(self, what: str, timeout: float) -> None:
-        """Wait until ``what`` is on the screen."""
-        end = time.monotonic() + timeout
-        while what not in self.text():
-            if time.monotonic() > end or not self._read(min(1.0, max(0.0, end - time.monotonic()))):
-                if what in self.text():
-                    return
-                raise AssertionError(f"{what!r} never appeared; the screen:\n{self.text()}")
-
-    def type(self, keys: str) -> None:
-        os.write(self.fd, keys.encode())
-
-    def answer_until_exit(self, keys: str, timeout: float) -> int:
-        """Type ``keys`` at every further approval prompt until the child exits."""
-        end = time.monotonic() + timeout
-        answered = self.text().count("Allow it?")
-        while time.monotonic() < end and self._read(1.0):
-            if self.text().count("Allow it?") > answered:
-                answered += 1
-                self.type(keys)
-        return self.wait(10)
-
-    def wait(self, timeout: float) -> int:
-        """Read until the child exits; its exit code."""
-        end = time.monotonic() + timeout
-        while time.monotonic() < end and self._read(1.0):
-            pass
-        deadline = time.monotonic() + 10
-        while True:
-            pid, status = os.waitpid(self.pid, os.WNOHANG)
-            if pid:
-                os.close(self.fd)
-                return os.waitstatus_to_exitcode(status)
-            if time.monotonic() > deadline:
-                os.kill(self.pid, signal.SIGKILL)
-                raise AssertionError(f"the child did not exit; the screen:\n{self.text()}")
-            time.sleep(0.1)
 
 
 def _env(tmp_path: Path, replies: list[object] | None = None) -> dict[str, str]:

@@ -103,7 +103,10 @@ def _load_progress(label: str, *, enabled: bool) -> Iterator[Any]:
     if not enabled or not sys.stderr.isatty():
         yield None
         return
-    with tqdm(total=100, desc=label, unit="%", file=sys.stderr, leave=False, bar_format="{desc} {bar} {percentage:3.0f}%") as bar:
+    # Llama silences fd 2 while it loads, so the bar writes to a copy of it.
+    out = os.fdopen(os.dup(sys.stderr.fileno()), "w", buffering=1, encoding="utf-8", errors="replace")
+    bar_format = "{desc} {bar} {percentage:3.0f}%"
+    with out, tqdm(total=100, desc=label, unit="%", file=out, leave=False, bar_format=bar_format) as bar:
 
         def report(fraction: float, _: Any) -> bool:
             bar.update(max(0, round(fraction * 100) - bar.n))

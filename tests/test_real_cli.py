@@ -1,0 +1,69 @@
+"""`localagent run` on the real default model, driven through a pty as a person would:
+watch the live output, read the answer and the summary, press Ctrl-C in the middle."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from terminal import Terminal
+
+pytestmark = pytest.mark.real
+
+CLI = [sys.executable, "-c", "from localagent.cli import main; main()"]
+
+
+def _env(tmp_path: Path) -> dict[str, str]:
+    env = dict(os.environ, LOCALAGENT_TRACES=str(tmp_path / "traces"), TERM="dumb")
+    env.pop("LOCALAGENT_CONFIG", None)
+    env["XDG_CONFIG_HOME"] = str(tmp_path / "xdg")  # no config file of the person running the tests
+    return env
+
+
+def _trace(tmp_path: Path) -> list[dict[str, object]]:
+    files = list((tmp_path / "traces").glob("*.jsonl"))
+    assert len(files) == 1, files
+    return [json.loads(line) for line in files[0].read_text().splitlines()]
+
+
+def test_live_output_answer_and_summary(workspace: Path, tmp_path: Path) -> None:
+    term = Terminal([*CLI, "run", "What is the launch code in notes.txt?", "--root", str(workspace)], _env(tmp_path))
+    term.expect("── step 1", timeout=300)
+    assert "load qwen2.5-coder-0.5b-instruct-q4_k_m.gguf" in term.text()  # the loading bar, on a terminal
+    term.expect('→ read_file({"path": "notes.txt"', timeout=300)  # the call, shown as it is made
+    term.expect("← The launch code is PURPLE-42.", timeout=60)  # a one-line preview of its result
+    code = term.wait(300)
+    screen = term.text()
+    assert code == 0, screen
+    summary = screen.strip().splitlines()[-1]
+    assert summary.startswith("[") and "tokens evaluated of" in summary and "· answered] trace:" in summary
+    answer = screen[screen.index("← The launch code") :].split("\n[")[0]
+    assert "PURPLE-42" in answer, screen
+    assert _trace(tmp_path)[-1]["stop_reason"] == "answered"
+
+
+def test_ctrl_c_mid_run_keeps_the_partial_answer_and_the_trace(tmp_path: Path) -> None:
+    task = "Write a long story, at least five paragraphs, about a lighthouse keeper."
+    term = Terminal([*CLI, "run", task, "--root", str(tmp_path)], _env(tmp_path))
+    term.expect("── step 1", timeout=300)
+    term.grown(80, timeout=300)  # the story is streaming
+    term.ctrl_c()
+    code = term.wait(120)
+    screen = term.text()
+    assert code == 130, screen
+    assert "Traceback" not in screen
+    summary = screen.strip().splitlines()[-1]
+    assert "· interrupted] trace:" in summary, screen
+    assert "[stopped: interrupted]" in screen  # the partial answer, marked as cut off
+    streamed = screen.split("── step 1", 1)[1].split("[stopped: interrupted]")[0].strip()
+    kept = screen.split("[stopped: interrupted]", 1)[1].split("\n[")[0].split("\n", 1)[1].strip()
+    assert len(kept) >= 40 and kept[:40] in streamed, screen  # the story so far, not lost
+    trace = _trace(tmp_path)
+    assert [r["type"] for r in trace][0] == "run_start" and trace[-1]["type"] == "run_end"
+    assert trace[-1]["stop_reason"] == "interrupted"
+    step = [r for r in trace if r["type"] == "step"][-1]
+    assert step["error"] == "interrupted while generating" and len(str(step["text"])) >= 40
