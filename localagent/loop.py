@@ -15,7 +15,7 @@ from typing import Any, Callable
 
 from .backends.base import Backend, Generation, GenerateOptions
 from .dispatch import Dispatcher
-from .errors import ConstraintError, ToolErrorInfo
+from .errors import ConfigError, ConstraintError, ToolErrorInfo
 from .formats import parse
 from .grammar import Constraint, Engine, ToolChoice, build_constraint
 from .history import fold
@@ -169,6 +169,21 @@ class Agent:
     def worst_case_tokens(self) -> int:
         """The most a run can cost before it starts: steps x context window."""
         return self.config.limits.max_steps * self.backend.context_size
+
+    def check_budget(self, task: str) -> None:
+        """Raise ConfigError when the token budget cannot cover even the first prompt
+        (instructions, tool list, task): the run could do nothing but stop."""
+        budget = self.config.limits.token_budget
+        if budget is None:
+            return
+        msgs = [Message("system", s)] if (s := self._system_prompt()) else []
+        first = self.backend.prompt_tokens(msgs + [Message("user", task)], self.tools.schemas())
+        if budget <= first:
+            raise ConfigError(
+                f"token budget {budget} cannot cover even the first prompt ({first} tokens: instructions, "
+                f"{len(self.tools)} tools and the task); give at least {first + self.config.max_tokens} "
+                f"(the first prompt and one reply of up to {self.config.max_tokens} tokens)"
+            )
 
     def _grammar(self, schemas: list[dict[str, Any]], choice: ToolChoice) -> Constraint | None:
         if not self.config.constrained:

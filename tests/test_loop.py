@@ -534,3 +534,15 @@ def test_kv_cache_accounting(tmp_path: Path) -> None:
     assert all(b > a for a, b in zip(increments, increments[1:]))
     assert max(evaluated[1:]) < sent[0]
     assert all(s["prompt_tokens_reused"] == s["prompt_tokens"] - s["prompt_tokens_evaluated"] for s in steps)
+
+
+def test_a_budget_below_the_first_prompt_is_refused_before_the_model_runs() -> None:
+    from localagent.errors import ConfigError
+
+    backend = FakeBackend.scripted(["never asked"])
+    agent = Agent(backend, [add], config=AgentConfig(limits=Limits(token_budget=5)))
+    with pytest.raises(ConfigError, match=r"token budget 5 cannot cover even the first prompt \(\d+ tokens"):
+        agent.check_budget("add two numbers")
+    assert backend.requests == []
+    Agent(backend, [add], config=AgentConfig(limits=Limits(token_budget=10_000))).check_budget("add two numbers")
+    Agent(backend, [add], config=AgentConfig()).check_budget("add two numbers")  # no budget, nothing to check

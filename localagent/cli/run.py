@@ -143,6 +143,7 @@ def run(
     live = not (as_json or quiet)
     p = LivePrinter()
     events = Events(on_text=p.text, on_step_start=p.step, on_call=p.call, on_result=p.result, on_notice=p.notice) if live else None
+    agent.check_budget(task)
     signal.signal(signal.SIGTERM, _sigterm)
     result = agent.run(task, trace=trace or new_trace_path(), events=events)
     if as_json:
