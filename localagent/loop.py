@@ -282,10 +282,12 @@ class Agent:
                 if ev.on_step_start:
                     ev.on_step_start(step)
                 inflight = _InFlight(step, t0)
-                gen = self._generate(msgs, schemas, grammar, ev, threshold, inflight.streamed)
+                gen = self._generate(msgs, schemas, grammar, ev, threshold, inflight.streamed, choice)
                 usage.add(gen)
                 if stop := _failure(gen):
                     self._record(writer, records, step, gen, [], [], [], t0)
+                    if stop.reason is StopReason.BACKEND_ERROR:
+                        answer = _partial_prose(gen.text) or answer  # a server that died mid-answer
                     break
                 calls, errors, content = self._calls(gen, step)
                 if calls and not errors and self._is_repeat(calls, answered):
@@ -300,7 +302,7 @@ class Agent:
                     if ev.on_notice:
                         ev.on_notice("repeat of an earlier call: asked for an answer instead")
                     inflight.streamed.clear()  # an interrupt now keeps the answer, not the repeat
-                    retry = self._generate(msgs + [nudge], schemas, prose, ev, None, inflight.streamed)
+                    retry = self._generate(msgs + [nudge], schemas, prose, ev, None, inflight.streamed, ToolChoice("none"))
                     msgs.append(nudge)
                     usage.add(retry)  # both generations were paid for; the step record shows the sum
                     retry.info["repeat_guard"] = [c.canonical() for c in calls]
@@ -377,6 +379,7 @@ class Agent:
         ev: Events,
         threshold: float | None,
         streamed: list[str] | None = None,
+        choice: ToolChoice | None = None,
     ) -> Generation:
         cfg = self.config
         on_text = ev.on_text
@@ -402,6 +405,7 @@ class Agent:
                 call_heads=constraint.heads if constraint and cfg.jump_forward else (),
                 call_keys=dict(constraint.keys) if constraint and cfg.jump_forward else None,
                 parallel=cfg.parallel_calls,
+                tool_choice=(choice.name or choice.mode) if choice else "auto",
             ),
         )
 
@@ -520,7 +524,7 @@ class Agent:
             ]
             try:
                 grammar = self._grammar(schemas, ToolChoice("none"))
-                gen = self._generate(ask, schemas, grammar, ev, None)
+                gen = self._generate(ask, schemas, grammar, ev, None, choice=ToolChoice("none"))
                 usage.add(gen)
                 if gen.finish_reason != "error":
                     answer = parse(gen.text).content or answer
@@ -564,6 +568,14 @@ def _failure(gen: Generation) -> Stop | None:
     if gen.finish_reason == "context":
         return Stop(StopReason.CONTEXT_FULL, gen.error or "the context window is full")
     return None
+
+
+def _partial_prose(text: str) -> str:
+    """The prose of a turn cut short, or "" when it was (the start of) a call."""
+    parsed = parse(text)
+    if parsed.calls or parsed.errors or text.lstrip().startswith(("{", "`")):
+        return ""
+    return parsed.content
 
 
 def _format_error(step: int, i: int, message: str, gen: Generation) -> ToolResult:

@@ -58,6 +58,9 @@ class GenerateOptions:
     call_heads: tuple[str, ...] = ()
     call_keys: dict[str, tuple[str, ...]] | None = None  # argument keys per tool, in grammar order
     parallel: bool = True
+    # What the constraint enforces, as OpenAI's tool_choice: "auto", "required", "none"
+    # or a tool name. For servers that take tool_choice instead of a grammar.
+    tool_choice: str = "auto"
 
 
 class Backend(Protocol):
