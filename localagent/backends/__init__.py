@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from .base import Backend, Generation, GenerateOptions
 
-__all__ = ["Backend", "Generation", "GenerateOptions", "load_llama"]
+__all__ = ["Backend", "Generation", "GenerateOptions", "load_llama", "load_server"]
 
 
 def load_llama(
@@ -24,3 +24,22 @@ def load_llama(
     return LlamaBackend(
         path, n_ctx=n_ctx, n_gpu_layers=n_gpu_layers, n_threads=n_threads, verbose=verbose, progress=progress
     )
+
+
+def load_server(
+    base_url: str,
+    *,
+    model: str | None = None,
+    api_key: str | None = None,
+    dialect: str = "auto",
+    n_ctx: int = 8192,
+    timeout: float = 120.0,
+) -> Backend:
+    """A model behind an OpenAI-compatible server at ``base_url``. The server is asked
+    once who it is (for the dialect, the model name and its context size); when it
+    cannot be reached yet, it is asked again at the first request."""
+    from .server import ServerBackend
+
+    backend = ServerBackend(base_url, model=model, api_key=api_key, dialect=dialect, n_ctx=n_ctx, timeout=timeout)
+    backend.probe()
+    return backend

@@ -1,0 +1,564 @@
+"""The same agent against an OpenAI-compatible chat-completion server.
+
+The loop does not know it talks to a server. The constraint goes out in the
+dialect the server understands, and whatever comes back (text in our
+``<tool_call>`` envelope, or OpenAI ``tool_calls``, which are turned into that
+envelope) is parsed and validated by the loop as usual: a server that ignores
+the constraint cannot slip a malformed call through.
+
+Dialects:
+
+- ``llama.cpp``: our own prompt (tools described in the system message, results
+  as ``<tool_response>`` turns) and the GBNF in ``grammar``; llama.cpp's server
+  and llama-cpp-python's.
+- ``vllm``: the same prompt, the GBNF in ``structured_outputs.grammar`` (the
+  regex of the outlines engine in ``structured_outputs.regex``).
+- ``vllm-legacy``: ``guided_grammar`` / ``guided_regex``, for vLLM before 0.12
+  (0.12 dropped them, and newer servers ignore them silently).
+- ``openai``: the tools as ``tools`` with ``tool_choice``; no grammar.
+- ``auto``: ``GET /v1/models`` says who owns the model (``llamacpp``, ``vllm``,
+  ``me`` for llama-cpp-python); anything else is spoken to as ``openai``.
+
+Only the standard library is used (``http.client``), one connection a request.
+Connection errors, timeouts, 5xx and 429 answers, malformed and cut-off replies
+are retried with capped exponential backoff; when the tries run out the step
+ends as ``finish_reason="error"`` with the text streamed so far kept.
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import socket
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterator, Literal, get_args
+from urllib.parse import urlsplit
+
+from ..dispatch import estimate_tokens
+from ..errors import ConfigError
+from ..formats import CALL_CLOSE, CALL_OPEN, generic_system_prompt, render_call
+from ..messages import Message
+from .base import FinishReason, Generation, GenerateOptions
+
+Dialect = Literal["auto", "llama.cpp", "vllm", "vllm-legacy", "openai"]
+DIALECTS: tuple[str, ...] = get_args(Dialect)
+_OWNERS = {"llamacpp": "llama.cpp", "me": "llama-cpp-python", "vllm": "vllm"}  # /v1/models owned_by
+
+
+@dataclass(frozen=True)
+class Retries:
+    """How often a failed request is tried again, and how long to wait between tries."""
+
+    attempts: int = 4  # tries in all, the first included
+    backoff_s: float = 0.5  # the wait before the second try; doubled before each next one
+    max_wait_s: float = 10.0  # cap on any wait, a server's Retry-After included
+
+    def wait(self, attempt: int, retry_after: float | None) -> float:
+        """Seconds to wait after failed try number ``attempt`` (1-based)."""
+        base = self.backoff_s * 2 ** (attempt - 1)
+        return min(self.max_wait_s, retry_after if retry_after is not None else base)
+
+
+class _Failure(Exception):
+    """One failed try. ``kind`` is ``retry`` (worth another try), ``fatal``,
+    ``context`` (the prompt does not fit) or ``constraint`` (the server refused it)."""
+
+    def __init__(
+        self, message: str, kind: str = "retry", *, status: int | None = None,
+        retry_after: float | None = None, network: bool = False,
+    ):
+        super().__init__(message)
+        self.kind, self.status, self.retry_after = kind, status, retry_after
+        self.network = network  # no answer at all (refused, timed out, cut off)
+
+
+@dataclass
+class _Reply:
+    """A reply as it accumulates from stream events (or from one JSON body)."""
+
+    text: list[str] = field(default_factory=list)
+    calls: dict[int, dict[str, str]] = field(default_factory=dict)  # index -> name, arguments
+    finish: str | None = None
+    usage: dict[str, Any] = field(default_factory=dict)
+    timings: dict[str, Any] = field(default_factory=dict)
+    first: float | None = None
+
+    def add(self, chunk: Any, on_piece: Callable[[str], None]) -> None:
+        if not isinstance(chunk, dict):
+            raise _Failure("malformed reply: an event is not a JSON object")
+        if "error" in chunk:
+            raise _Failure(f"the server reported an error: {_message(chunk)}")
+        if isinstance(chunk.get("usage"), dict):
+            self.usage = chunk["usage"]
+        if isinstance(chunk.get("timings"), dict):
+            self.timings = chunk["timings"]
+        choices = chunk.get("choices")
+        if not isinstance(choices, list):
+            raise _Failure("malformed reply: no 'choices' list")
+        for choice in choices:
+            if not isinstance(choice, dict):
+                raise _Failure("malformed reply: a choice is not an object")
+            delta = choice.get("delta") or choice.get("message") or {}
+            piece = delta.get("content") if isinstance(delta, dict) else None
+            if isinstance(piece, str) and piece:
+                self.first = self.first or time.monotonic()
+                self.text.append(piece)
+                on_piece(piece)
+            for tc in (delta.get("tool_calls") or []) if isinstance(delta, dict) else []:
+                self.first = self.first or time.monotonic()
+                fn = tc.get("function") or {}
+                slot = self.calls.setdefault(int(tc.get("index", len(self.calls))), {"name": "", "arguments": ""})
+                name = fn.get("name") or ""
+                if name != slot["name"]:  # some servers repeat the whole name in every delta
+                    slot["name"] += name
+                args = fn.get("arguments")
+                slot["arguments"] += args if isinstance(args, str) else json.dumps(args) if args is not None else ""
+            if choice.get("finish_reason"):
+                self.finish = str(choice["finish_reason"])
+
+    def full_text(self) -> str:
+        """The content, then each server-parsed call in our envelope, exactly as sent: a call
+        whose arguments are not a JSON object fails the local parser like any other."""
+        out = "".join(self.text)
+        for i in sorted(self.calls):
+            c = self.calls[i]
+            body = f'{{"name": {json.dumps(c["name"])}, "arguments": {c["arguments"].strip() or "{}"}}}'
+            out += ("\n" if out else "") + f"{CALL_OPEN}\n{body}\n{CALL_CLOSE}"
+        return out
+
+
+class ServerBackend:
+    """A model behind an OpenAI-compatible ``/v1/chat/completions`` endpoint."""
+
+    name: str
+    native_tools: bool
+    context_size: int
+
+    def __init__(
+        self,
+        base_url: str,
+        *,
+        model: str | None = None,
+        api_key: str | None = None,
+        dialect: str = "auto",
+        n_ctx: int = 8192,
+        timeout: float = 120.0,
+        retries: Retries = Retries(),
+        stream: bool = True,
+    ):
+        if dialect not in DIALECTS:
+            raise ConfigError(f"unknown server dialect '{dialect}'; one of: {', '.join(DIALECTS)}")
+        url = urlsplit(base_url if "://" in base_url else "http://" + base_url)
+        if url.scheme not in ("http", "https") or not url.hostname:
+            raise ConfigError(f"--base-url {base_url!r} is not an http(s) URL such as http://127.0.0.1:8080")
+        self.base_url = base_url
+        self._https = url.scheme == "https"
+        self._host, self._port = url.hostname, url.port or (443 if self._https else 80)
+        root = url.path.rstrip("/")
+        self._root = root[: -len("/v1")] if root.endswith("/v1") else root  # /tokenize lives outside /v1
+        self.model, self.api_key, self.dialect = model, api_key, dialect
+        self.timeout, self.retries, self.stream = timeout, retries, stream
+        self.context_size = n_ctx
+        self.server: str | None = None  # who serves it, once asked (see probe)
+        self._tokenize_ok = True
+        self._counts: dict[tuple[int, int], int] = {}
+        self._settle()
+
+    def _settle(self) -> None:
+        self.name = f"{self.model or 'model'} at {self.base_url}"
+        self.native_tools = self._dialect() == "openai"  # the server lists the tools itself
+
+    # -- who is serving --------------------------------------------------------------
+
+    def probe(self) -> bool:
+        """Ask ``GET /v1/models`` who serves the model, its name and its context size;
+        False when the server cannot be reached (it is asked again at the next request)."""
+        try:
+            self._probe()
+        except _Failure:
+            return False
+        return True
+
+    def _probe(self) -> None:
+        if self.server is not None:
+            return
+        try:
+            data = self._get_json("/v1/models", timeout=min(self.timeout, 10.0))
+        except _Failure as f:
+            if f.network:
+                raise  # not reachable: not known yet
+            data = None  # a server without /v1/models
+        cards = data.get("data") if isinstance(data, dict) else None
+        card: dict[str, Any] = cards[0] if isinstance(cards, list) and cards and isinstance(cards[0], dict) else {}
+        self.server = _OWNERS.get(str(card.get("owned_by", "")), "openai-compatible")
+        if self.model is None and isinstance(card.get("id"), str):
+            self.model = card["id"]
+        meta = card.get("meta")
+        n_ctx = card.get("max_model_len") or (meta.get("n_ctx") if isinstance(meta, dict) else None)
+        if isinstance(n_ctx, int) and n_ctx > 0:
+            self.context_size = min(self.context_size, n_ctx)
+        self._settle()
+
+    def _dialect(self) -> str:
+        if self.dialect != "auto":
+            return self.dialect
+        return {"llama.cpp": "llama.cpp", "llama-cpp-python": "llama.cpp", "vllm": "vllm"}.get(self.server or "", "openai")
+
+    # -- tokens ----------------------------------------------------------------------
+
+    def count_tokens(self, text: str) -> int:
+        """Tokens in ``text`` by the server's tokenizer (llama-cpp-python's
+        ``/extras/tokenize``, llama.cpp's and vLLM's ``/tokenize``); where there is
+        none, or it cannot be reached, an estimate of four characters a token."""
+        if not text:
+            return 0
+        key = (len(text), hash(text))
+        if key in self._counts:
+            return self._counts[key]
+        n = self._tokenize(text)
+        if n is None:
+            return estimate_tokens(text)
+        if len(self._counts) >= 4096:
+            self._counts.clear()
+        self._counts[key] = n
+        return n
+
+    def _tokenize(self, text: str) -> int | None:
+        if not self._tokenize_ok:
+            return None
+        try:
+            self._probe()
+            if self.server == "llama-cpp-python":
+                data = self._post_json("/extras/tokenize", {"input": text})
+            elif self.server in ("llama.cpp", "vllm"):
+                data = self._post_json("/tokenize", {"content": text, "prompt": text, "model": self.model, "add_special_tokens": False})
+            else:
+                data = None
+        except _Failure as f:
+            if not f.network:
+                self._tokenize_ok = False  # the endpoint is not there: estimate from now on
+            return None
+        tokens = data.get("tokens") if isinstance(data, dict) else None
+        if not isinstance(tokens, list):
+            self._tokenize_ok = False
+            return None
+        return len(tokens)
+
+    def prompt_tokens(self, messages: list[Message], tools: list[dict[str, Any]]) -> int:
+        """An estimate: the tokens of every message as sent, four per message for the
+        template's markers, and the tool list where the server renders it itself."""
+        sent = self.request_messages(messages, tools)
+        n = sum(self.count_tokens(_content(d)) + 4 for d in sent) + 3
+        if self.native_tools and tools:
+            n += self.count_tokens(json.dumps(tools, ensure_ascii=False))
+        return n
+
+    # -- requests --------------------------------------------------------------------
+
+    def request_messages(self, messages: list[Message], tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """The history as the dialect sends it."""
+        if self._dialect() == "openai":
+            return openai_messages(messages)
+        return text_messages(messages, tools)
+
+    def request_body(self, messages: list[Message], tools: list[dict[str, Any]], options: GenerateOptions) -> dict[str, Any]:
+        """The JSON body of one chat-completion request; raises _Failure("constraint")
+        for a constraint this dialect cannot carry."""
+        dialect = self._dialect()
+        body: dict[str, Any] = {
+            "messages": self.request_messages(messages, tools),
+            "max_tokens": options.max_tokens,
+            "temperature": options.temperature,
+            "stream": self.stream,
+        }
+        if self.model:
+            body["model"] = self.model
+        if options.seed is not None:
+            body["seed"] = options.seed
+        if self.stream:
+            body["stream_options"] = {"include_usage": True}
+        grammar, regex = options.grammar, options.regex
+        if dialect == "llama.cpp":
+            if regex:
+                raise _Failure("llama.cpp's server takes a GBNF grammar, not a regex: use the gbnf engine", "constraint")
+            if grammar:
+                body["grammar"] = grammar
+            body["repeat_penalty"] = 1.0  # as in-process (llama-cpp-python's server defaults to 1.1)
+        elif dialect == "vllm" and (grammar or regex):
+            body["structured_outputs"] = {"grammar": grammar} if grammar else {"regex": regex}
+        elif dialect == "vllm-legacy" and (grammar or regex):
+            body["guided_grammar" if grammar else "guided_regex"] = grammar or regex
+        elif dialect == "openai" and tools:
+            choice = options.tool_choice
+            body["tools"] = tools
+            body["tool_choice"] = choice if choice in ("auto", "required", "none") else {"type": "function", "function": {"name": choice}}
+            if not options.parallel:
+                body["parallel_tool_calls"] = False
+        return body
+
+    def generate(self, messages: list[Message], tools: list[dict[str, Any]], options: GenerateOptions) -> Generation:
+        t0 = time.monotonic()
+        shown: list[str] = []  # what on_text was given, over every try
+        failures: list[str] = []
+        partial = ""
+        for attempt in range(1, self.retries.attempts + 1):
+            reply = _Reply()
+            try:
+                self._probe()
+                body = self.request_body(messages, tools, options)
+                self._chat(body, reply, _replay(shown, reply, options.on_text))
+                return self._generation(reply, messages, tools, t0, attempt, failures, shown)
+            except _Failure as f:
+                failures.append(str(f))
+                if len("".join(reply.text)) >= len(partial):
+                    partial = "".join(reply.text)
+                if f.kind != "retry" or attempt == self.retries.attempts:
+                    return self._failed(f, partial, attempt, failures, t0)
+                time.sleep(self.retries.wait(attempt, f.retry_after))
+        raise AssertionError("unreachable")  # pragma: no cover - the loop always returns
+
+    def _failed(self, f: _Failure, partial: str, attempts: int, failures: list[str], t0: float) -> Generation:
+        info: dict[str, Any] = {"server": self.server, "dialect": self._dialect(), "attempts": attempts, "failures": failures}
+        tries = f" (after {attempts} tries over {time.monotonic() - t0:.1f} s)" if attempts > 1 else ""
+        finish: FinishReason = "context" if f.kind == "context" else "error"
+        if f.kind == "constraint":
+            info["constraint_error"] = True
+        return Generation(
+            partial, finish, completion_tokens=estimate_tokens(partial), seconds=time.monotonic() - t0,
+            error=f"server {self.base_url}: {f}{tries}", info=info,
+        )
+
+    def _generation(
+        self, reply: _Reply, messages: list[Message], tools: list[dict[str, Any]], t0: float,
+        attempts: int, failures: list[str], shown: list[str],
+    ) -> Generation:
+        text = reply.full_text()
+        usage = reply.usage
+        prompt = _int(usage.get("prompt_tokens")) or self.prompt_tokens(messages, tools)
+        completion = _int(usage.get("completion_tokens")) or self.count_tokens(text)
+        cached = _int((usage.get("prompt_tokens_details") or {}).get("cached_tokens")) if isinstance(usage.get("prompt_tokens_details"), dict) else None
+        if _int(reply.timings.get("prompt_n")) is not None:
+            evaluated = _int(reply.timings.get("prompt_n")) or 0  # llama.cpp: what it really evaluated
+        elif cached is not None:
+            evaluated = prompt - cached
+        else:
+            evaluated = prompt  # nothing said about a cache: count it all
+        finish: FinishReason = "length" if reply.finish == "length" else "stop"
+        info: dict[str, Any] = {
+            "server": self.server, "dialect": self._dialect(), "attempts": attempts,
+            "usage": "server" if usage else "estimated",
+        }
+        if failures:
+            info["failures"] = failures
+        if reply.calls:
+            info["server_tool_calls"] = len(reply.calls)
+        if not "".join(shown).startswith("".join(reply.text)[: len("".join(shown))]):
+            info["stream_diverged"] = True  # a retry differed from the text already shown
+        return Generation(
+            text, finish, prompt, evaluated, completion, time.monotonic() - t0,
+            (reply.first - t0) if reply.first else None, info=info,
+        )
+
+    def _chat(self, body: dict[str, Any], reply: _Reply, on_piece: Callable[[str], None]) -> None:
+        with self._request("POST", "/v1/chat/completions", body, self.timeout) as resp:
+            try:
+                if not self.stream:
+                    reply.add(_parse(resp.read()), on_piece)
+                    return
+                done = False
+                while line := resp.readline():
+                    line = line.strip()
+                    if not line.startswith(b"data:"):
+                        continue  # blank separators, ": ping" comments, event names
+                    data = line[5:].strip()
+                    if data == b"[DONE]":
+                        done = True
+                        break
+                    reply.add(_parse(data), on_piece)
+            except (OSError, http.client.HTTPException) as e:
+                raise _network(e, self.timeout) from None
+            except (ValueError, TypeError, AttributeError, KeyError) as e:
+                raise _Failure(f"malformed reply: {type(e).__name__}: {e}") from None
+            if not done and reply.finish is None:
+                raise _Failure("the reply was cut off (the stream ended before its last event)")
+
+    # -- HTTP --------------------------------------------------------------------------
+
+    @contextmanager
+    def _request(self, method: str, path: str, body: Any, timeout: float) -> Iterator[http.client.HTTPResponse]:
+        cls = http.client.HTTPSConnection if self._https else http.client.HTTPConnection
+        conn = cls(self._host, self._port, timeout=timeout)
+        headers = {"Accept": "application/json, text/event-stream"}
+        if body is not None:
+            headers["Content-Type"] = "application/json"
+        if self.api_key:
+            headers["Authorization"] = f"Bearer {self.api_key}"
+        try:
+            try:
+                conn.request(method, self._root + path, json.dumps(body).encode() if body is not None else None, headers)
+                resp = conn.getresponse()
+            except (OSError, http.client.HTTPException) as e:
+                raise _network(e, timeout) from None
+            if resp.status >= 400:
+                raise _status(resp, method, path)
+            yield resp
+        finally:
+            conn.close()
+
+    def _get_json(self, path: str, timeout: float) -> Any:
+        with self._request("GET", path, None, timeout) as resp:
+            return _read_json(resp, timeout)
+
+    def _post_json(self, path: str, body: dict[str, Any]) -> Any:
+        timeout = min(self.timeout, 10.0)
+        with self._request("POST", path, body, timeout) as resp:
+            return _read_json(resp, timeout)
+
+
+def text_messages(messages: list[Message], schemas: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The history for a server that is given a grammar: the tools described in the
+    system message, assistant turns as generated, results as user turns, so any chat
+    template will do (like the in-process backend for a template without tools)."""
+    out: list[dict[str, Any]] = []
+    for m in messages:
+        if m.role == "assistant":
+            text = m.raw if m.raw is not None else "\n".join([m.content] * bool(m.content) + [render_call(c.name, c.arguments) for c in m.tool_calls])
+            out.append({"role": "assistant", "content": text})
+        elif m.role == "tool":
+            out.append({"role": "user", "content": f"<tool_response>\n{m.content}\n</tool_response>"})
+        else:
+            out.append({"role": m.role, "content": m.content})
+    if schemas:
+        tools_text = generic_system_prompt(schemas)
+        if out and out[0]["role"] == "system":
+            out[0] = {"role": "system", "content": out[0]["content"] + "\n\n" + tools_text}
+        else:
+            out.insert(0, {"role": "system", "content": tools_text})
+    return out
+
+
+def openai_messages(messages: list[Message]) -> list[dict[str, Any]]:
+    """The history in OpenAI's shape: calls as ``tool_calls``, results as ``tool``
+    turns. A result that answers no call the server saw (a format error) goes as a
+    user turn, which strict servers require."""
+    out: list[dict[str, Any]] = []
+    ids: set[str] = set()
+    for m in messages:
+        if m.role == "assistant":
+            d: dict[str, Any] = {"role": "assistant", "content": m.content}
+            if m.tool_calls:
+                d["content"] = m.content or None
+                d["tool_calls"] = [
+                    {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": json.dumps(c.arguments, ensure_ascii=False)}}
+                    for c in m.tool_calls
+                ]
+            ids = {c.id for c in m.tool_calls}
+            out.append(d)
+        elif m.role == "tool" and m.tool_call_id in ids:
+            out.append({"role": "tool", "tool_call_id": m.tool_call_id, "content": m.content})
+        elif m.role == "tool":
+            out.append({"role": "user", "content": f"<tool_response>\n{m.content}\n</tool_response>"})
+        else:
+            out.append({"role": m.role, "content": m.content})
+    return out
+
+
+def _replay(shown: list[str], reply: _Reply, on_text: Callable[[str], None] | None) -> Callable[[str], None]:
+    """Passes on only text beyond what earlier tries already showed: a retry after a
+    cut-off stream starts again from the beginning."""
+    seen = len("".join(shown))
+    got = 0
+
+    def on_piece(piece: str) -> None:
+        nonlocal got
+        new = piece[max(0, seen - got) :]
+        got += len(piece)
+        if new and got > seen:
+            shown.append(new)
+            if on_text:
+                on_text(new)
+
+    return on_piece
+
+
+def _content(d: dict[str, Any]) -> str:
+    text = d.get("content") or ""
+    if d.get("tool_calls"):
+        text += json.dumps(d["tool_calls"], ensure_ascii=False)
+    return str(text)
+
+
+def _int(x: Any) -> int | None:
+    return x if isinstance(x, int) and not isinstance(x, bool) and x >= 0 else None
+
+
+def _parse(data: bytes) -> Any:
+    try:
+        return json.loads(data)
+    except ValueError:
+        raise _Failure(f"malformed reply: not JSON: {data[:80]!r}") from None
+
+
+def _read_json(resp: http.client.HTTPResponse, timeout: float) -> Any:
+    try:
+        return _parse(resp.read())
+    except (OSError, http.client.HTTPException) as e:
+        raise _network(e, timeout) from None
+
+
+def _message(data: Any) -> str:
+    """The error text in a server's JSON error body, whichever shape it takes."""
+    if isinstance(data, dict):
+        for key in ("error", "detail", "message"):
+            v = data.get(key)
+            if isinstance(v, dict):
+                return _message(v)
+            if v:
+                return str(v)
+    return str(data)[:200]
+
+
+def _network(e: BaseException, timeout: float) -> _Failure:
+    """One line for a failed connection or read; all are worth another try."""
+    if isinstance(e, ConnectionRefusedError):
+        return _Failure("connection refused (is the server running?)", network=True)
+    if isinstance(e, TimeoutError):
+        return _Failure(f"no answer within {timeout:g} s", network=True)
+    if isinstance(e, socket.gaierror):
+        return _Failure(f"cannot resolve the host name ({e.strerror})", network=True)
+    if isinstance(e, http.client.RemoteDisconnected):
+        return _Failure("the server closed the connection without answering", network=True)
+    if isinstance(e, (http.client.IncompleteRead, ConnectionResetError, BrokenPipeError)):
+        return _Failure("the connection broke in the middle of the reply", network=True)
+    return _Failure(f"network error: {e}", network=True)
+
+
+def _status(resp: http.client.HTTPResponse, method: str, path: str) -> _Failure:
+    """A failure for an HTTP error answer: 429 and 5xx are worth another try."""
+    try:
+        raw = resp.read(65536)
+    except (OSError, http.client.HTTPException):
+        raw = b""
+    try:
+        text = _message(json.loads(raw))
+    except ValueError:
+        text = raw.decode("utf-8", "replace").strip()[:200] or resp.reason
+    code = resp.status
+    try:
+        after: float | None = float(resp.getheader("Retry-After") or "")
+    except ValueError:
+        after = None
+    if code == 429:
+        return _Failure(f"rate limited (429): {text}", status=code, retry_after=after)
+    if code >= 500:
+        return _Failure(f"server error {code}: {text}", status=code, retry_after=after)
+    low = text.lower()
+    if code == 400 and "context" in low and any(w in low for w in ("length", "size", "window", "exceed")):
+        return _Failure(f"the prompt does not fit the server's context: {text}", "context", status=code)
+    if code == 400 and "grammar" in low:
+        return _Failure(f"the server refused the grammar: {text}; --server-dialect openai sends tools instead", "constraint", status=code)
+    if code in (401, 403):
+        return _Failure(f"the server refused the request ({code}): {text}; check --api-key", "fatal", status=code)
+    return _Failure(f"{method} {path} answered {code}: {text}", "fatal", status=code)

@@ -1,0 +1,428 @@
+"""The server backend against a stub OpenAI-compatible server in this process:
+requests per dialect, streaming and usage, retries, and every way a server fails."""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections import deque
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any, Callable
+
+import pytest
+
+from localagent import Agent, AgentConfig, StopReason
+from localagent.backends.base import GenerateOptions
+from localagent.backends.server import Retries, ServerBackend, openai_messages, text_messages
+from localagent.builtin_tools import workspace_tools
+from localagent.errors import ConfigError
+from localagent.formats import render_call
+from localagent.messages import Message, ToolCall
+from localagent.trace import read_trace
+from localagent.workspace import Workspace
+
+Reply = Callable[[BaseHTTPRequestHandler], None]
+FAST = Retries(attempts=3, backoff_s=0.01, max_wait_s=1.0)
+
+
+class Stub:
+    """A chat-completion server whose answers come from a queue; records every request."""
+
+    def __init__(self) -> None:
+        self.replies: deque[Reply] = deque()
+        self.requests: list[dict[str, Any]] = []
+        self.headers: list[dict[str, str]] = []
+        self.owner = "llamacpp"
+        self.model_card: dict[str, Any] = {}
+        stub = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: Any) -> None:
+                pass
+
+            def do_GET(self) -> None:
+                if self.path == "/v1/models":
+                    card = {"id": "stub-model", "object": "model", "owned_by": stub.owner, **stub.model_card}
+                    _send(self, 200, {"object": "list", "data": [card]})
+                else:
+                    _send(self, 404, {"detail": "Not Found"})
+
+            def do_POST(self) -> None:
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                if self.path in ("/tokenize", "/extras/tokenize"):
+                    text = body.get("content") or body.get("input") or ""
+                    _send(self, 200, {"tokens": list(range(len(text.split())))})
+                    return
+                stub.requests.append({"path": self.path, **body})
+                stub.headers.append(dict(self.headers))
+                reply = stub.replies.popleft() if stub.replies else sse("(no more replies)")
+                reply(self)
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+
+    def enqueue(self, *replies: Reply) -> None:
+        self.replies.extend(replies)
+
+    def backend(self, **kw: Any) -> ServerBackend:
+        kw.setdefault("retries", FAST)
+        kw.setdefault("timeout", 5.0)
+        return ServerBackend(self.url, **kw)
+
+
+def _send(h: BaseHTTPRequestHandler, code: int, body: Any, headers: dict[str, str] | None = None) -> None:
+    data = body if isinstance(body, bytes) else json.dumps(body).encode()
+    h.send_response(code)
+    for k, v in (headers or {}).items():
+        h.send_header(k, v)
+    h.send_header("Content-Type", "application/json")
+    h.send_header("Content-Length", str(len(data)))
+    h.end_headers()
+    h.wfile.write(data)
+
+
+def chunk(content: str | None = None, finish: str | None = None, **extra: Any) -> dict[str, Any]:
+    delta = {"content": content} if content is not None else {}
+    return {"object": "chat.completion.chunk", "choices": [{"index": 0, "delta": delta, "finish_reason": finish}], **extra}
+
+
+def sse(*pieces: str | dict[str, Any], done: bool = True, finish: str = "stop", cut: bool = False) -> Reply:
+    """A streamed answer: each piece a content delta (or a raw event), then the finish
+    event and [DONE]; ``cut`` closes the connection after the pieces instead."""
+
+    def reply(h: BaseHTTPRequestHandler) -> None:
+        h.send_response(200)
+        h.send_header("Content-Type", "text/event-stream")
+        h.end_headers()  # no length: the body ends when the connection closes
+        h.wfile.write(b": ping\n\n")
+        for p in pieces:
+            event = p if isinstance(p, dict) else chunk(p)
+            h.wfile.write(b"data: " + json.dumps(event).encode() + b"\n\n")
+            h.wfile.flush()
+        if cut:
+            return
+        h.wfile.write(b"data: " + json.dumps(chunk(finish=finish)).encode() + b"\n\n")
+        if done:
+            h.wfile.write(b"data: [DONE]\n\n")
+
+    return reply
+
+
+def status(code: int, body: Any = None, headers: dict[str, str] | None = None) -> Reply:
+    return lambda h: _send(h, code, body if body is not None else {"error": {"message": f"status {code}"}}, headers)
+
+
+def raw(data: bytes) -> Reply:
+    def reply(h: BaseHTTPRequestHandler) -> None:
+        h.send_response(200)
+        h.send_header("Content-Type", "text/event-stream")
+        h.end_headers()
+        h.wfile.write(data)
+
+    return reply
+
+
+def slow(seconds: float, then: Reply) -> Reply:
+    def reply(h: BaseHTTPRequestHandler) -> None:
+        time.sleep(seconds)
+        try:
+            then(h)
+        except OSError:
+            pass  # the client has gone
+
+    return reply
+
+
+@pytest.fixture
+def stub() -> Iterator[Stub]:
+    s = Stub()
+    yield s
+    s.server.shutdown()
+    s.server.server_close()
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+TOOLS = [{"type": "function", "function": {"name": "read_file", "description": "Read a file.",
+                                           "parameters": {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}}}]
+MSGS = [Message("system", "Be brief."), Message("user", "What does notes.txt say?")]
+
+
+def _agent(backend: ServerBackend, root: Path) -> Agent:
+    return Agent(backend, workspace_tools(Workspace(root)), root=root, config=AgentConfig())
+
+
+# -- requests and replies ---------------------------------------------------------------
+
+
+def test_streams_the_text_and_reads_the_servers_usage(stub: Stub) -> None:
+    stub.enqueue(sse("Hel", "lo", chunk(usage={"prompt_tokens": 50, "completion_tokens": 2}, timings={"prompt_n": 10}) | {"choices": []}))
+    pieces: list[str] = []
+    gen = stub.backend().generate(MSGS, [], GenerateOptions(on_text=pieces.append))
+    assert (gen.text, gen.finish_reason, pieces) == ("Hello", "stop", ["Hel", "lo"])
+    assert (gen.prompt_tokens, gen.prompt_tokens_evaluated, gen.completion_tokens) == (50, 10, 2)
+    assert gen.info["usage"] == "server" and gen.first_token_seconds is not None
+    req = stub.requests[0]
+    assert req["path"] == "/v1/chat/completions" and req["stream"] and req["stream_options"] == {"include_usage": True}
+    assert req["model"] == "stub-model"  # asked from /v1/models
+
+
+def test_cached_tokens_count_as_not_evaluated(stub: Stub) -> None:
+    usage = {"prompt_tokens": 40, "completion_tokens": 1, "prompt_tokens_details": {"cached_tokens": 30}}
+    stub.enqueue(sse("ok", chunk(usage=usage) | {"choices": []}))
+    gen = stub.backend().generate(MSGS, [], GenerateOptions())
+    assert (gen.prompt_tokens, gen.prompt_tokens_evaluated) == (40, 10)
+
+
+def test_without_usage_the_tokens_are_counted_by_the_servers_tokenizer(stub: Stub) -> None:
+    stub.enqueue(sse("one two ", "three"))
+    b = stub.backend()
+    gen = b.generate(MSGS, [], GenerateOptions())
+    assert gen.completion_tokens == 3  # the stub's /tokenize counts words
+    assert gen.prompt_tokens == b.prompt_tokens(MSGS, []) > 0
+    assert gen.prompt_tokens_evaluated == gen.prompt_tokens  # no word about a cache: all of it
+    assert gen.info["usage"] == "estimated"
+
+
+def test_llama_cpp_dialect_sends_the_grammar_and_our_tool_prompt(stub: Stub) -> None:
+    stub.enqueue(sse("x"))
+    history = MSGS + [
+        Message("assistant", "", [ToolCall("call_1_0", "read_file", {"path": "notes.txt"})], raw=render_call("read_file", {"path": "notes.txt"})),
+        Message("tool", "PURPLE-42", tool_call_id="call_1_0", name="read_file"),
+    ]
+    stub.backend().generate(history, TOOLS, GenerateOptions(grammar='root ::= "x"', max_tokens=7, seed=3))
+    req = stub.requests[0]
+    assert req["grammar"] == 'root ::= "x"' and req["max_tokens"] == 7 and req["seed"] == 3
+    assert "tools" not in req  # the tools are in our own prompt, so any template will do
+    msgs = req["messages"]
+    assert msgs[0]["role"] == "system" and "read_file" in msgs[0]["content"] and msgs[0]["content"].startswith("Be brief.")
+    assert msgs[2] == {"role": "assistant", "content": render_call("read_file", {"path": "notes.txt"})}
+    assert msgs[3] == {"role": "user", "content": "<tool_response>\nPURPLE-42\n</tool_response>"}
+
+
+@pytest.mark.parametrize(
+    ("dialect", "key", "value"),
+    [
+        ("vllm", "structured_outputs", {"grammar": 'root ::= "x"'}),
+        ("vllm-legacy", "guided_grammar", 'root ::= "x"'),
+    ],
+)
+def test_vllm_dialects_carry_the_grammar(stub: Stub, dialect: str, key: str, value: Any) -> None:
+    stub.enqueue(sse("x"))
+    stub.backend(dialect=dialect).generate(MSGS, TOOLS, GenerateOptions(grammar='root ::= "x"'))
+    assert stub.requests[0][key] == value and "grammar" not in stub.requests[0]
+
+
+def test_vllm_takes_the_outlines_regex_and_llama_cpp_refuses_it(stub: Stub) -> None:
+    stub.enqueue(sse("x"))
+    stub.backend(dialect="vllm").generate(MSGS, TOOLS, GenerateOptions(regex="x+"))
+    assert stub.requests[0]["structured_outputs"] == {"regex": "x+"}
+    gen = stub.backend(dialect="llama.cpp").generate(MSGS, TOOLS, GenerateOptions(regex="x+"))
+    assert gen.finish_reason == "error" and gen.info["constraint_error"] and "regex" in (gen.error or "")
+    assert len(stub.requests) == 1  # failed closed, nothing sent
+
+
+def test_openai_dialect_sends_tools_and_tool_choice(stub: Stub) -> None:
+    stub.enqueue(sse("x"), sse("y"))
+    b = stub.backend(dialect="openai")
+    b.generate(MSGS, TOOLS, GenerateOptions(grammar='root ::= "x"', tool_choice="required", parallel=False))
+    b.generate(MSGS, TOOLS, GenerateOptions(tool_choice="read_file"))
+    first, second = stub.requests
+    assert first["tools"] == TOOLS and first["tool_choice"] == "required" and first["parallel_tool_calls"] is False
+    assert "grammar" not in first
+    assert second["tool_choice"] == {"type": "function", "function": {"name": "read_file"}}
+    assert b.native_tools
+
+
+def test_openai_messages_pair_calls_with_results() -> None:
+    history = MSGS + [
+        Message("assistant", "", [ToolCall("call_1_0", "read_file", {"path": "a"})], raw="<tool_call>..."),
+        Message("tool", "A", tool_call_id="call_1_0", name="read_file"),
+        Message("tool", "error (format_error): ...", tool_call_id="call_1_format0", name="(format)"),
+    ]
+    out = openai_messages(history)
+    assert out[2]["tool_calls"][0] == {"id": "call_1_0", "type": "function", "function": {"name": "read_file", "arguments": '{"path": "a"}'}}
+    assert out[3] == {"role": "tool", "tool_call_id": "call_1_0", "content": "A"}
+    assert out[4]["role"] == "user"  # answers no call the server saw
+    assert text_messages(MSGS, [])[0] == {"role": "system", "content": "Be brief."}
+
+
+@pytest.mark.parametrize(("owner", "dialect", "tokenize"), [("vllm", "vllm", "/tokenize"), ("me", "llama.cpp", "/extras/tokenize"), ("someone", "openai", None)])
+def test_auto_dialect_from_the_models_owner(stub: Stub, owner: str, dialect: str, tokenize: str | None) -> None:
+    stub.owner = owner
+    stub.model_card = {"max_model_len": 4096}
+    b = stub.backend(n_ctx=8192)
+    assert b.probe() and b._dialect() == dialect and b.model == "stub-model" and b.context_size == 4096
+    assert b.count_tokens("a b c") == (3 if tokenize else 2)  # the estimate: four characters a token
+
+
+def test_model_name_and_api_key_are_sent(stub: Stub) -> None:
+    stub.enqueue(sse("x"))
+    stub.backend(model="served-name", api_key="sekrit").generate(MSGS, [], GenerateOptions())
+    assert stub.requests[0]["model"] == "served-name"
+    assert stub.headers[0]["Authorization"] == "Bearer sekrit"
+
+
+def test_base_url_with_or_without_v1(stub: Stub) -> None:
+    stub.enqueue(sse("x"))
+    gen = ServerBackend(stub.url + "/v1/", retries=FAST).generate(MSGS, [], GenerateOptions())
+    assert gen.text == "x" and stub.requests[0]["path"] == "/v1/chat/completions"
+    with pytest.raises(ConfigError, match="not an http"):
+        ServerBackend("ftp://example.org")
+    with pytest.raises(ConfigError, match="unknown server dialect"):
+        ServerBackend(stub.url, dialect="tgi")
+
+
+def test_non_streaming_reply(stub: Stub) -> None:
+    body = {"choices": [{"index": 0, "message": {"role": "assistant", "content": "done"}, "finish_reason": "length"}],
+            "usage": {"prompt_tokens": 9, "completion_tokens": 1}}
+    stub.enqueue(status(200, body))
+    gen = stub.backend(stream=False).generate(MSGS, [], GenerateOptions())
+    assert (gen.text, gen.finish_reason, gen.prompt_tokens) == ("done", "length", 9)
+    assert stub.requests[0]["stream"] is False
+
+
+# -- the loop validates whatever the server returns --------------------------------------
+
+
+def test_a_server_that_ignores_the_grammar_cannot_slip_a_bad_call_through(stub: Stub, workspace: Path, tmp_path: Path) -> None:
+    stub.enqueue(
+        sse('<tool_call>\n{"name": "read_file", "arguments": {"path": 5}}\n</tool_call>'),  # wrong type
+        sse('<tool_call>\n{"name": "read_file", "arguments": {"path": "notes.txt"\n</tool_call>'),  # not JSON
+        sse('<tool_call>\n{"name": "read_file", "arguments": {"path": "notes.txt"}}\n</tool_call>'),
+        sse("The code is PURPLE-42."),
+    )
+    r = _agent(stub.backend(), workspace).run("What is the launch code?", trace=tmp_path / "t.jsonl")
+    assert r.stop_reason is StopReason.ANSWERED and "PURPLE-42" in r.answer
+    results = [res for rec in r.records for res in rec.results]
+    assert [res.error.kind if res.error else "ok" for res in results] == ["invalid_argument", "format_error", "ok"]
+    assert "PURPLE-42" in results[2].content
+
+
+def test_openai_tool_calls_go_through_the_same_parser(stub: Stub, workspace: Path) -> None:
+    def call(args: str, index: int = 0) -> dict[str, Any]:
+        tc = {"index": index, "id": "x", "type": "function", "function": {"name": "read_file", "arguments": args}}
+        return {"choices": [{"index": 0, "delta": {"tool_calls": [tc]}, "finish_reason": None}]}
+
+    stub.owner = "openai"
+    stub.enqueue(
+        sse(call('{"path": "notes'), finish="tool_calls"),  # arguments cut short
+        sse(call('{"path": '), call('"notes.txt"}'), finish="tool_calls"),  # streamed in two deltas
+        sse("PURPLE-42"),
+    )
+    r = _agent(stub.backend(), workspace).run("What is the launch code?")
+    assert r.stop_reason is StopReason.ANSWERED
+    first, second = r.records[0], r.records[1]
+    assert not first.calls and first.results[0].error and first.results[0].error.kind == "format_error"
+    assert second.calls[0].arguments == {"path": "notes.txt"} and "PURPLE-42" in second.results[0].content
+    sent = stub.requests[2]["messages"]
+    assert sent[-1] == {"role": "tool", "tool_call_id": "call_2_0", "content": second.results[0].content}
+
+
+# -- failures ------------------------------------------------------------------------
+
+
+def test_5xx_is_retried(stub: Stub) -> None:
+    stub.enqueue(status(503), status(500), sse("fine"))
+    gen = stub.backend().generate(MSGS, [], GenerateOptions())
+    assert gen.text == "fine" and gen.info["attempts"] == 3
+    assert gen.info["failures"][0].startswith("server error 503")
+
+
+def test_429_waits_for_retry_after(stub: Stub) -> None:
+    stub.enqueue(status(429, headers={"Retry-After": "0.4"}), sse("fine"))
+    t0 = time.monotonic()
+    gen = stub.backend().generate(MSGS, [], GenerateOptions())
+    assert gen.text == "fine" and time.monotonic() - t0 >= 0.4  # not the 0.01 s backoff
+
+
+def test_retries_run_out_into_a_backend_error_stop(stub: Stub, workspace: Path, tmp_path: Path) -> None:
+    stub.enqueue(*[status(500, {"error": "overloaded"})] * 3)
+    r = _agent(stub.backend(), workspace).run("Hello?", trace=tmp_path / "t.jsonl")
+    assert r.stop_reason is StopReason.BACKEND_ERROR and r.steps == 1
+    assert "server error 500: overloaded" in r.message and "after 3 tries" in r.message
+    recs = read_trace(tmp_path / "t.jsonl")
+    assert [x["type"] for x in recs] == ["run_start", "step", "run_end"]
+    assert recs[1]["info"]["attempts"] == 3 and recs[-1]["stop_reason"] == "backend_error"
+
+
+def test_client_errors_are_not_retried(stub: Stub) -> None:
+    stub.enqueue(status(401, {"detail": "Invalid API key"}))
+    gen = stub.backend().generate(MSGS, [], GenerateOptions())
+    assert gen.finish_reason == "error" and "check --api-key" in (gen.error or "") and len(stub.requests) == 1
+    stub.enqueue(status(400, {"error": {"message": "This model's maximum context length is 2048 tokens"}}))
+    gen = stub.backend().generate(MSGS, [], GenerateOptions())
+    assert gen.finish_reason == "context"
+    stub.enqueue(status(400, {"error": {"message": "failed to parse grammar"}}))
+    gen = stub.backend().generate(MSGS, [], GenerateOptions())
+    assert gen.info.get("constraint_error") and "--server-dialect openai" in (gen.error or "")
+
+
+@pytest.mark.parametrize("bad", [b"data: {not json\n\n", b"data: [1, 2]\n\n", b'data: {"choices": "x"}\n\n'])
+def test_malformed_replies_are_retried_then_reported(stub: Stub, bad: bytes) -> None:
+    stub.enqueue(raw(bad), raw(bad), raw(bad))
+    gen = stub.backend().generate(MSGS, [], GenerateOptions())
+    assert gen.finish_reason == "error" and "malformed reply" in (gen.error or "") and len(stub.requests) == 3
+
+
+def test_a_cut_off_stream_is_retried_without_showing_text_twice(stub: Stub) -> None:
+    stub.enqueue(sse("The code ", "is", cut=True), sse("The code ", "is ", "PURPLE-42."))
+    pieces: list[str] = []
+    gen = stub.backend().generate(MSGS, [], GenerateOptions(on_text=pieces.append))
+    assert gen.text == "The code is PURPLE-42."
+    assert "".join(pieces) == gen.text and "stream_diverged" not in gen.info
+    assert "cut off" in gen.info["failures"][0]
+
+
+def test_a_stream_cut_every_time_keeps_the_partial_answer(stub: Stub, workspace: Path, tmp_path: Path) -> None:
+    stub.enqueue(*[sse("The code is PUR", cut=True)] * 3)
+    r = _agent(stub.backend(), workspace).run("Hello?", trace=tmp_path / "t.jsonl")
+    assert r.stop_reason is StopReason.BACKEND_ERROR
+    assert r.answer.endswith("The code is PUR")  # after the forced-stop note
+    step = read_trace(tmp_path / "t.jsonl")[1]
+    assert step["text"] == "The code is PUR" and "cut off" in step["error"]
+
+
+def test_a_slow_answer_past_the_timeout(stub: Stub) -> None:
+    stub.enqueue(*[slow(1.5, sse("late"))] * 3)
+    t0 = time.monotonic()
+    gen = stub.backend(timeout=0.3).generate(MSGS, [], GenerateOptions())
+    took = time.monotonic() - t0
+    assert gen.finish_reason == "error" and "no answer within 0.3 s" in (gen.error or "")
+    assert gen.info["attempts"] == 3 and took < 3 * 0.3 + 1.0
+
+
+def test_a_port_with_nothing_listening() -> None:
+    b = ServerBackend(f"http://127.0.0.1:{free_port()}", retries=FAST)
+    assert not b.probe()
+    t0 = time.monotonic()
+    gen = b.generate(MSGS, [], GenerateOptions())
+    assert gen.finish_reason == "error" and "connection refused" in (gen.error or "")
+    assert gen.info["attempts"] == 3 and time.monotonic() - t0 < 2
+    assert b.count_tokens("abcd efgh") == 3  # the estimate, when the tokenizer is out of reach
+
+
+def test_cli_against_nothing_listening_stops_with_exit_9(workspace: Path, tmp_path: Path) -> None:
+    trace = tmp_path / "cli.jsonl"
+    p = subprocess.run(
+        [sys.executable, "-c", "from localagent.cli import main; main()", "run", "Hello?", "--root", str(workspace),
+         "--base-url", f"http://127.0.0.1:{free_port()}", "--json", "--trace", str(trace)],
+        capture_output=True, text=True, timeout=120,
+    )
+    assert p.returncode == 9, p.stderr
+    out = json.loads(p.stdout)
+    assert out["stop_reason"] == "backend_error" and "connection refused" in out["message"]
+    assert [r["type"] for r in read_trace(trace)] == ["run_start", "step", "run_end"]
+    assert "Traceback" not in p.stderr
