@@ -14,7 +14,7 @@ from ..errors import ConfigError
 from ..messages import Message, history_from_json, history_to_json
 from ..stops import Limits
 from ..trace import new_trace_path
-from .run import LivePrinter, _sigterm, build_agent, summary
+from .run import API_KEY, BASE_URL, SERVER_DIALECT, SERVER_TIMEOUT, LivePrinter, _sigterm, build_agent, summary
 
 
 def _load(path: Path) -> list[Message]:
@@ -26,7 +26,7 @@ def _load(path: Path) -> list[Message]:
 
 def chat(
     root: Path = typer.Option(Path("."), "--root", help="The folder the tools work in."),
-    model: Optional[str] = typer.Option(None, "--model", help="A model id or a .gguf path."),
+    model: Optional[str] = typer.Option(None, "--model", help="A model id or a .gguf path; with --base-url, the server's model name."),
     max_steps: int = typer.Option(12, "--max-steps", min=1, help="Step limit of each turn."),
     save: Optional[Path] = typer.Option(None, "--save", help="Write the history here after every turn."),
     resume: Optional[Path] = typer.Option(None, "--resume", help="Start from a history saved with --save."),
@@ -36,6 +36,10 @@ def chat(
     allow: Optional[list[str]] = typer.Option(None, "--allow", help="Approve this tool without asking (repeatable)."),
     allow_commands: bool = typer.Option(False, "--allow-commands", help="Offer run_command."),
     verbose: bool = typer.Option(False, "--verbose", help="Show llama.cpp's own logs."),
+    base_url: Optional[str] = BASE_URL,
+    api_key: Optional[str] = API_KEY,
+    server_dialect: str = SERVER_DIALECT,
+    server_timeout: float = SERVER_TIMEOUT,
 ) -> None:
     """Talk with the agent, turn after turn; an empty line, `exit` or Ctrl-D ends it."""
     from ..loop import Events
@@ -44,6 +48,7 @@ def chat(
     agent = build_agent(
         root, model, allow_commands=allow_commands, yes=yes, allow=allow or (), n_ctx=n_ctx,
         n_gpu_layers=n_gpu_layers, verbose=verbose, limits=Limits(max_steps=max_steps),
+        base_url=base_url, api_key=api_key, server_dialect=server_dialect, server_timeout=server_timeout,
     )
     p = LivePrinter()
     events = Events(on_text=p.text, on_step_start=p.step, on_call=p.call, on_result=p.result, on_notice=p.notice)

@@ -75,10 +75,15 @@ def build_agent(
     temperature: float = 0.0,
     seed: int = 0,
     constrained: bool = True,
+    base_url: str | None = None,
+    api_key: str | None = None,
+    server_dialect: str = "auto",
+    server_timeout: float = 120.0,
 ) -> "Agent":
-    """The agent a front end runs: tools in ROOT, the approver, the model loaded."""
+    """The agent a front end runs: tools in ROOT, the approver, the model loaded
+    (or, with ``base_url``, the server that serves it)."""
     from ..approval import choose_approver
-    from ..backends import load_llama
+    from ..backends import load_llama, load_server
     from ..builtin_tools import workspace_tools
     from ..loop import Agent, AgentConfig
     from ..prompt import load_prompt
@@ -92,7 +97,12 @@ def build_agent(
     if tools_file is not None:
         tools += load_tools_file(tools_file)
     approver = choose_approver(tools, yes=yes, allow=allow)
-    backend = load_llama(model, n_ctx=n_ctx, n_gpu_layers=n_gpu_layers, verbose=verbose, progress=progress)
+    if base_url:
+        backend = load_server(
+            base_url, model=model, api_key=api_key, dialect=server_dialect, n_ctx=n_ctx, timeout=server_timeout
+        )
+    else:
+        backend = load_llama(model, n_ctx=n_ctx, n_gpu_layers=n_gpu_layers, verbose=verbose, progress=progress)
     config = AgentConfig(
         limits=limits or Limits(),
         temperature=temperature,
@@ -103,6 +113,13 @@ def build_agent(
     return Agent(backend, tools, root=root, config=config, approver=approver)
 
 
+# Shared with `chat`: the model behind an OpenAI-compatible server instead of in-process.
+BASE_URL = typer.Option(None, "--base-url", help="An OpenAI-compatible server (llama.cpp, vLLM), e.g. http://127.0.0.1:8080; --model is then its model name.")
+API_KEY = typer.Option(None, "--api-key", help="Bearer token for --base-url (better: LOCALAGENT_API_KEY).")
+SERVER_DIALECT = typer.Option("auto", "--server-dialect", help="How the constraint is sent: llama.cpp (grammar), vllm (structured_outputs), vllm-legacy (guided_grammar), openai (tools), auto (ask /v1/models).")
+SERVER_TIMEOUT = typer.Option(120.0, "--server-timeout", min=0.1, help="Seconds to wait for the server before a try counts as failed.")
+
+
 def _sigterm(*_: Any) -> None:
     raise KeyboardInterrupt
 
@@ -110,7 +127,7 @@ def _sigterm(*_: Any) -> None:
 def run(
     task: str = typer.Argument(..., help="What the agent should do."),
     root: Path = typer.Option(Path("."), "--root", help="The folder the tools work in."),
-    model: Optional[str] = typer.Option(None, "--model", help="A model id (see `models list`) or a .gguf path."),
+    model: Optional[str] = typer.Option(None, "--model", help="A model id (see `models list`) or a .gguf path; with --base-url, the server's model name."),
     max_steps: int = typer.Option(12, "--max-steps", min=1, help="Step limit."),
     token_budget: Optional[int] = typer.Option(None, "--token-budget", min=1, help="Budget on tokens evaluated plus generated."),
     deadline: Optional[float] = typer.Option(None, "--deadline", help="Wall-clock limit in seconds."),
@@ -127,6 +144,10 @@ def run(
     yes: bool = typer.Option(False, "--yes", "-y", help="Approve every write and command without asking."),
     allow: Optional[list[str]] = typer.Option(None, "--allow", help="Approve this tool without asking (repeatable), e.g. --allow edit_file."),
     allow_commands: bool = typer.Option(False, "--allow-commands", help="Offer run_command (each call still needs approval)."),
+    base_url: Optional[str] = BASE_URL,
+    api_key: Optional[str] = API_KEY,
+    server_dialect: str = SERVER_DIALECT,
+    server_timeout: float = SERVER_TIMEOUT,
 ) -> None:
     """Run TASK with the agent in ROOT and print the answer.
 
@@ -139,6 +160,7 @@ def run(
         n_ctx=n_ctx, n_gpu_layers=n_gpu_layers, verbose=verbose, progress=not as_json,
         limits=Limits(max_steps=max_steps, token_budget=token_budget, deadline_s=deadline),
         temperature=temperature, seed=seed, constrained=not free,
+        base_url=base_url, api_key=api_key, server_dialect=server_dialect, server_timeout=server_timeout,
     )
     live = not (as_json or quiet)
     p = LivePrinter()
