@@ -573,7 +573,7 @@ def _failure(gen: Generation) -> Stop | None:
 def _partial_prose(text: str) -> str:
     """The prose of a turn cut short, or "" when it was (the start of) a call."""
     parsed = parse(text)
-    if parsed.calls or parsed.errors or text.lstrip().startswith(("{", "`")):
+    if parsed.calls or parsed.errors or text.lstrip().startswith(("<", "{", "`")):
         return ""
     return parsed.content
 

@@ -44,6 +44,7 @@ from .base import FinishReason, Generation, GenerateOptions
 
 Dialect = Literal["auto", "llama.cpp", "vllm", "vllm-legacy", "openai"]
 DIALECTS: tuple[str, ...] = get_args(Dialect)
+_CONSTRAINT_KEYS = ("grammar", "structured_outputs", "guided_grammar", "guided_regex", "tools")  # what the server was given
 _OWNERS = {"llamacpp": "llama.cpp", "me": "llama-cpp-python", "vllm": "vllm"}  # /v1/models owned_by
 
 
@@ -309,7 +310,9 @@ class ServerBackend:
                 self._probe()
                 body = self.request_body(messages, tools, options)
                 self._chat(body, reply, _replay(shown, reply, options.on_text))
-                return self._generation(reply, messages, tools, t0, attempt, failures, shown)
+                gen = self._generation(reply, messages, tools, t0, attempt, failures, shown)
+                gen.info["constraint"] = next((k for k in _CONSTRAINT_KEYS if k in body), None)
+                return gen
             except _Failure as f:
                 failures.append(str(f))
                 if len("".join(reply.text)) >= len(partial):
@@ -325,9 +328,10 @@ class ServerBackend:
         finish: FinishReason = "context" if f.kind == "context" else "error"
         if f.kind == "constraint":
             info["constraint_error"] = True
+        seen = list(dict.fromkeys(failures))  # each kind of failure once, in order
         return Generation(
             partial, finish, completion_tokens=estimate_tokens(partial), seconds=time.monotonic() - t0,
-            error=f"server {self.base_url}: {f}{tries}", info=info,
+            error=f"server {self.base_url}: {'; then '.join(seen)}{tries}", info=info,
         )
 
     def _generation(
