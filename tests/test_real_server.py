@@ -1,0 +1,159 @@
+"""The agent through a real OpenAI-compatible server on loopback: llama-cpp-python's
+own server (its `server` extra) serving the tiny model, started and stopped here."""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from localagent import Agent, AgentConfig, StopReason
+from localagent.backends.server import Retries, ServerBackend
+from localagent.builtin_tools import workspace_tools
+from localagent.loop import Events
+from localagent.prompt import load_prompt
+from localagent.trace import read_trace
+from localagent.workspace import Workspace
+
+pytestmark = pytest.mark.real
+
+# `python -m llama_cpp.server`, with the model parameters the in-process backend uses:
+# on CPUs with AMX the stock server segfaults at the first decode (see backends/llama.py).
+LAUNCH = """
+import runpy, sys
+from localagent.backends.llama import model_defaults, safe_defaults
+with model_defaults(**safe_defaults()):
+    sys.argv[0] = "llama_cpp.server"
+    runpy.run_module("llama_cpp.server", run_name="__main__", alter_sys=True)
+"""
+N_CTX = 2048
+TINY = "smollm2-135m"
+
+
+@dataclass
+class Served:
+    """A running server: its URL, its process and its log."""
+
+    url: str
+    proc: subprocess.Popen[bytes]
+    log: Path
+
+    def backend(self, **kw: object) -> ServerBackend:
+        return ServerBackend(self.url, n_ctx=N_CTX, timeout=60.0, **kw)  # type: ignore[arg-type]
+
+    def kill(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait(timeout=30)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[Served]:
+    """llama-cpp-python's server on the tiny model, on a free port; always stopped."""
+    from localagent.provision import resolve_model
+
+    port, log = _free_port(), tmp_path / "server.log"
+    cmd = [sys.executable, "-c", LAUNCH, "--model", str(resolve_model(TINY, progress=False)),
+           "--host", "127.0.0.1", "--port", str(port), "--n_ctx", str(N_CTX), "--n_threads", "2", "--verbose", "False"]
+    with log.open("wb") as out:
+        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT)
+    served = Served(f"http://127.0.0.1:{port}", proc, log)
+    try:
+        probe = ServerBackend(served.url, timeout=2.0)
+        deadline = time.monotonic() + 120
+        while not probe.probe():
+            if proc.poll() is not None or time.monotonic() > deadline:
+                pytest.fail(f"the server did not start (exit {proc.poll()}): {log.read_text()[-2000:]}")
+            time.sleep(0.2)
+        yield served
+    finally:
+        if proc.poll() is None:
+            proc.terminate()
+            try:
+                proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(timeout=15)
+
+
+@pytest.fixture
+def notes(tmp_path: Path) -> Path:
+    """One file to read: the tiny model finds it when nothing else is there."""
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / "notes.txt").write_text("The launch code is PURPLE-42.\n")
+    return root
+
+
+def _agent(backend: ServerBackend, root: Path) -> Agent:
+    # read_file alone: offered all six tools, the 135M model writes files instead.
+    tools = [t for t in workspace_tools(Workspace(root)) if t.name == "read_file"]
+    cfg = AgentConfig(system_prompt=load_prompt("system").strip(), max_tokens=96)
+    return Agent(backend, tools, root=root, config=cfg)
+
+
+def test_a_real_task_through_llama_cpp_pythons_server(server: Served, notes: Path, tmp_path: Path) -> None:
+    b = server.backend()
+    assert b.probe() and b.server == "llama-cpp-python" and b._dialect() == "llama.cpp"
+    pieces: list[str] = []
+    t0 = time.monotonic()
+    r = _agent(b, notes).run("What is the launch code written in notes.txt?", trace=tmp_path / "t.jsonl",
+                             events=Events(on_text=pieces.append))
+    took = time.monotonic() - t0
+    assert r.stop_reason is StopReason.ANSWERED, r.answer
+    assert "PURPLE-42" in r.answer
+    calls = [c for rec in r.records for c in rec.calls]
+    assert calls and calls[0].name == "read_file" and calls[0].arguments["path"] == "notes.txt"
+    assert "".join(pieces)  # streamed as it was generated
+    recs = read_trace(tmp_path / "t.jsonl")
+    assert recs[0]["type"] == "run_start" and server.url in recs[0]["model"]
+    steps = [x for x in recs if x["type"] == "step"]
+    assert steps[0]["info"]["constraint"] == "grammar" and steps[0]["info"]["dialect"] == "llama.cpp"
+    assert all(x["prompt_tokens"] > 0 and x["completion_tokens"] > 0 for x in steps)
+    assert recs[-1]["stop_reason"] == "answered"
+    assert b._tokenize_ok  # counted by the server's own tokenizer
+    print(f"\nreal run through the server: {r.steps} steps, {took:.1f} s, usage {r.usage.to_dict()}")
+
+
+def test_server_killed_mid_run(server: Served, notes: Path, tmp_path: Path) -> None:
+    """The server dies while streaming step 2: the tries run out, the run stops as a
+    backend error, and step 1 (its call and result) and the partial step 2 are on record."""
+    step = 0
+
+    def on_step(n: int) -> None:
+        nonlocal step
+        step = n
+
+    def on_text(piece: str) -> None:
+        if step == 2:
+            server.kill()
+
+    b = server.backend(retries=Retries(attempts=3, backoff_s=0.1))
+    t0 = time.monotonic()
+    r = _agent(b, notes).run("What is the launch code written in notes.txt?", trace=tmp_path / "t.jsonl",
+                             events=Events(on_text=on_text, on_step_start=on_step))
+    assert time.monotonic() - t0 < 120
+    assert r.stop_reason is StopReason.BACKEND_ERROR, r.answer
+    assert "connection refused" in r.message and "after 3 tries" in r.message
+    recs = read_trace(tmp_path / "t.jsonl")
+    assert [x["type"] for x in recs] == ["run_start", "step", "step", "run_end"]
+    first, second = recs[1], recs[2]
+    assert first["calls"][0]["name"] == "read_file" and "PURPLE-42" in first["results"][0]["content"]
+    assert second["finish_reason"] == "error" and second["text"]  # what had streamed before the kill
+    assert second["info"]["attempts"] == 3
+    assert recs[-1]["stop_reason"] == "backend_error" and json.dumps(recs[-1])
+    assert any(m.role == "tool" and "PURPLE-42" in m.content for m in r.history)
+    assert r.answer.startswith("[stopped: backend_error]") and "<" not in r.answer  # no half call as an answer
