@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -17,7 +18,6 @@ from .prompt import load_prompt
 
 CALL_OPEN = "<tool_call>"
 CALL_CLOSE = "</tool_call>"
-_BLOCK = re.compile(re.escape(CALL_OPEN) + r"(.*?)(" + re.escape(CALL_CLOSE) + r"|\Z)", re.S)
 
 
 @dataclass
@@ -41,41 +41,107 @@ def parse(text: str) -> ParseResult:
     """Parse ``<tool_call>`` blocks out of ``text``; never raises.
 
     A block that is not a JSON object with a string ``name`` and an object
-    ``arguments`` becomes an error line, never a call.
+    ``arguments`` becomes an error line, never a call. A block ends at the first
+    closing tag after its JSON, so a tag inside a string argument (a file that
+    mentions ``</tool_call>``) belongs to the argument.
     """
     calls: list[ParsedCall] = []
     errors: list[str] = []
     prose_parts: list[str] = []
     pos = 0
-    for m in _BLOCK.finditer(text):
-        prose_parts.append(text[pos : m.start()])
-        pos = m.end()
-        body = m.group(1).strip()
-        if not m.group(2):
+    while (start := text.find(CALL_OPEN, pos)) >= 0:
+        prose_parts.append(text[pos:start])
+        body_at = start + len(CALL_OPEN)
+        obj, end = _json_then_close(text, body_at)
+        if end is not None:
+            pos = end
+            if (error := _check(obj)) is not None:
+                errors.append(error)
+            else:
+                calls.append(ParsedCall(obj["name"], obj["arguments"]))
+            continue
+        # Not a JSON value followed by the closing tag: the block ends at the first
+        # closing tag, as written, and nothing in it runs.
+        close = text.find(CALL_CLOSE, body_at)
+        if close < 0:
             errors.append(f"tool call not closed with {CALL_CLOSE} (output was cut short?)")
-            continue
+            pos = len(text)
+            break
+        body = text[body_at:close].strip()
+        pos = close + len(CALL_CLOSE)
         try:
-            obj = json.loads(body)
+            json.loads(body)
+            msg = "text after the JSON"
         except (json.JSONDecodeError, RecursionError) as e:
-            msg = getattr(e, "msg", type(e).__name__)
-            errors.append(f"tool call is not valid JSON ({msg}): {body[:80]!r}")
-            continue
-        if not isinstance(obj, dict) or not isinstance(obj.get("name"), str):
-            errors.append('tool call must be {"name": "...", "arguments": {...}}')
-            continue
-        args = obj.get("arguments", {})
-        if isinstance(args, str):  # some models double-encode
-            try:
-                args = json.loads(args)
-            except json.JSONDecodeError:
-                pass
-        if not isinstance(args, dict):
-            errors.append(f"arguments of '{obj['name']}' must be a JSON object")
-            continue
-        calls.append(ParsedCall(obj["name"], args))
+            msg = getattr(e, "msg", "nested too deeply")
+        errors.append(f"tool call is not valid JSON ({msg}): {body[:80]!r}")
     prose_parts.append(text[pos:])
     content = "".join(prose_parts).strip()
     return ParseResult(content=content, calls=calls, errors=errors)
+
+
+MAX_DEPTH = 32  # nesting of arguments; deeper breaks recursive encoders and is no tool's schema
+_DECODER = json.JSONDecoder()
+_CLOSE_AFTER = re.compile(r"\s*" + re.escape(CALL_CLOSE))
+
+
+def _json_then_close(text: str, at: int) -> tuple[Any, int | None]:
+    """The JSON value at ``at`` and the end of the closing tag right after it, or (None, None)."""
+    while at < len(text) and text[at].isspace():
+        at += 1
+    try:
+        obj, end = _DECODER.raw_decode(text, at)
+    except (json.JSONDecodeError, RecursionError):
+        return None, None
+    m = _CLOSE_AFTER.match(text, end)
+    return (obj, m.end()) if m else (None, None)
+
+
+def _check(obj: Any) -> str | None:
+    """Why a parsed block is no call (normalising double-encoded arguments), or None."""
+    if not isinstance(obj, dict) or not isinstance(obj.get("name"), str):
+        return 'tool call must be {"name": "...", "arguments": {...}}'
+    args = obj.setdefault("arguments", {})
+    if isinstance(args, str):  # some models double-encode
+        try:
+            args = obj["arguments"] = json.loads(args)
+        except (json.JSONDecodeError, RecursionError):
+            pass
+    if not isinstance(args, dict):
+        return f"arguments of {_safe(obj['name'])!r} must be a JSON object"
+    if _too_deep(args):
+        return f"arguments of {_safe(obj['name'])!r} are nested deeper than {MAX_DEPTH} levels"
+    if _has_surrogate(obj["name"]) or _has_surrogate(args):
+        return f"arguments of {_safe(obj['name'])!r} hold a lone surrogate (\\ud800-\\udfff); send real characters"
+    return None
+
+
+def _walk(value: Any) -> Iterator[tuple[Any, int]]:
+    """Every value nested in ``value`` (keys included) with its depth, without recursion."""
+    stack = [(value, 0)]
+    while stack:
+        v, depth = stack.pop()
+        yield v, depth
+        if isinstance(v, dict):
+            stack += [(k, depth + 1) for k in v] + [(x, depth + 1) for x in v.values()]
+        elif isinstance(v, list):
+            stack += [(x, depth + 1) for x in v]
+
+
+def _too_deep(value: Any) -> bool:
+    return any(d > MAX_DEPTH for _, d in _walk(value))
+
+
+def _has_surrogate(value: Any) -> bool:
+    return any(isinstance(v, str) and _SURROGATE.search(v) for v, _ in _walk(value))
+
+
+_SURROGATE = re.compile(r"[\ud800-\udfff]")  # only a broken \u escape makes one
+
+
+def _safe(name: str) -> str:
+    """A name as it can be shown: lone surrogates escaped."""
+    return name.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def render_call(name: str, arguments: dict[str, Any]) -> str:
