@@ -38,7 +38,9 @@ class TraceWriter:
         if self.path is not None:
             try:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
-                self._fh = open(self.path, "a", encoding="utf-8")
+                # A lone surrogate (a broken \u escape in a reply) is written as its JSON
+                # escape, so the record stays valid JSON instead of failing the run.
+                self._fh = open(self.path, "a", encoding="utf-8", errors="backslashreplace")
             except OSError as e:
                 raise ConfigError(f"cannot write trace {self.path}: {e.strerror}") from None
 
@@ -64,7 +66,7 @@ def read_trace(path: Path | str) -> list[dict[str, Any]]:
         text = Path(path).read_text(encoding="utf-8")
     except OSError as e:
         raise ConfigError(f"cannot read trace {path}: {e.strerror}") from None
-    for line in text.splitlines():
+    for line in text.split("\n"):  # not splitlines(): U+2028 and friends occur inside strings
         if not line.strip():
             continue
         try:
