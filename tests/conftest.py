@@ -3,10 +3,19 @@ package-index wheels) and loaded once per session; model tests run one at a time
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
+
+# Property tests: `ci` (the default) is reproducible, the same examples on every run;
+# `big` (HYPOTHESIS_PROFILE=big, or --hypothesis-profile big) draws fresh ones, ten times
+# as many in tests/test_fuzz.py.
+settings.register_profile("ci", derandomize=True, deadline=None)
+settings.register_profile("big", deadline=None)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 DEFAULT = "qwen2.5-coder-0.5b"
 TINY = "smollm2-135m"
