@@ -41,6 +41,8 @@ class TraceWriter:
                 # A lone surrogate (a broken \u escape in a reply) is written as its JSON
                 # escape, so the record stays valid JSON instead of failing the run.
                 self._fh = open(self.path, "a", encoding="utf-8", errors="backslashreplace")
+                if self._fh.tell() and not _ends_with_newline(self.path):
+                    self._fh.write("\n")  # a killed run's torn last line stays a line of its own
             except OSError as e:
                 raise ConfigError(f"cannot write trace {self.path}: {e.strerror}") from None
 
@@ -57,6 +59,12 @@ class TraceWriter:
         if self._fh is not None:
             self._fh.close()
             self._fh = None
+
+
+def _ends_with_newline(path: Path) -> bool:
+    with path.open("rb") as f:
+        f.seek(-1, os.SEEK_END)
+        return f.read(1) == b"\n"
 
 
 def read_trace(path: Path | str) -> list[dict[str, Any]]:
