@@ -106,6 +106,23 @@ def _routed_output() -> Iterator[tuple[_Router, _Router]]:
                     del _routers[name]
 
 
+_VALUE_ERRORS = frozenset({"not_found", "not_a_file", "not_a_dir", "unknown_value"})
+
+
+def _corrected(call: ToolCall, error: ToolErrorInfo) -> dict[str, Any] | None:
+    """``call`` with the wrong argument replaced by the closest valid value, if there is one.
+    Only for errors whose alternatives are values of that argument (not, say, a misspelt
+    argument name), and only for string values, so the corrected call is still well typed."""
+    if error.kind not in _VALUE_ERRORS or not error.alternatives:
+        return None
+    if not isinstance(call.arguments.get(error.argument or ""), str):
+        return None
+    value: Any = error.alternatives[0]
+    if isinstance(value, str) and error.kind == "not_found":
+        value = value.rstrip("/")  # a suggested folder is shown as 'docs/'; the path is 'docs'
+    return {"name": call.name, "arguments": {**call.arguments, error.argument: value}}
+
+
 class Dispatcher:
     """Runs a turn's tool calls and returns one ``ToolResult`` per call, in order."""
 
@@ -153,6 +170,7 @@ class Dispatcher:
             checked = validate_arguments(t, call.arguments, self.ctx)
             if isinstance(checked, ToolErrorInfo):
                 error = checked
+                error.retry = _corrected(call, error)
             elif t.irreversible and (denial := self._approve(t, call)) is not None:
                 error = denial
             else:
@@ -237,7 +255,7 @@ class Dispatcher:
             return "", printed, _exception_info(t, box["error"])
         try:
             return _to_text(box["value"]), printed, None
-        except (TypeError, ValueError):
+        except Exception:  # TypeError, ValueError, and RecursionError for a deeply nested value
             kind = type(box["value"]).__name__
             return "", printed, ToolErrorInfo(kind="tool_exception", message=f"result is not serialisable: {kind}")
 
@@ -271,7 +289,10 @@ def _marker(t: Tool | None, cut: int, total: int, offset: int, pages: bool) -> s
 def _exception_info(t: Tool, e: BaseException) -> ToolErrorInfo:
     if isinstance(e, WorkspaceError):  # already phrased for the model
         return e.info
-    text = " ".join(str(e).split())[:300]
+    try:
+        text = " ".join(str(e).split())[:300]
+    except Exception:  # an exception whose __str__ raises
+        text = ""
     message = f"'{t.name}' raised {type(e).__name__}" + (f": {text}" if text else "")
     # The traceback is for the trace file only; the model never sees it.
     tb = "".join(traceback.format_exception(type(e), e, e.__traceback__))

@@ -10,6 +10,7 @@ tool result and the loop goes on.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -49,12 +50,17 @@ class ToolErrorInfo:
     argument: str | None = None
     alternatives: list[str] = field(default_factory=list)
     detail: dict[str, Any] = field(default_factory=dict)
+    # The call corrected with the closest alternative, {"name": ..., "arguments": ...}: small
+    # models copy a call they are shown far more reliably than they apply a suggestion.
+    retry: dict[str, Any] | None = None
 
     def render(self) -> str:
         """The single line the model reads."""
         line = f"error ({self.kind}): {self.message}"
-        if self.alternatives and "closest:" not in self.message:
+        if self.alternatives and not ("closest:" in self.message or " in it: " in self.message):
             line += "; closest: " + ", ".join(self.alternatives)
+        if self.retry is not None:
+            line += "; to retry: " + json.dumps(self.retry, ensure_ascii=False)
         return line
 
     def to_dict(self) -> dict[str, Any]:
@@ -64,4 +70,5 @@ class ToolErrorInfo:
             "argument": self.argument,
             "alternatives": list(self.alternatives),
             "detail": dict(self.detail),
+            "retry": self.retry,
         }

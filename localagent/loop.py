@@ -298,7 +298,7 @@ class Agent:
                     except ConstraintError as e:
                         stop = Stop(StopReason.CONSTRAINT_ERROR, str(e))
                         break
-                    nudge = Message("user", load_prompt("repeat_guard").strip().format(task=task))
+                    nudge = Message("user", load_prompt("repeat_guard").strip())
                     if ev.on_notice:
                         ev.on_notice("repeat of an earlier call: asked for an answer instead")
                     inflight.streamed.clear()  # an interrupt now keeps the answer, not the repeat
@@ -415,7 +415,7 @@ class Agent:
             and self.config.constrained
             and choice.mode == "auto"
             and self.workspace is not None
-            and bool(self.workspace.mentioned(task))
+            and self.workspace.names_a_path(task)
         )
 
     def _is_repeat(self, calls: list[ToolCall], answered: set[str]) -> bool:

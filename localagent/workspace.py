@@ -128,24 +128,28 @@ class Workspace:
         if not (stat.S_ISREG(st.st_mode) or stat.S_ISDIR(st.st_mode)):
             _fail("invalid_path", f"path '{given}' is a device, fifo or socket, not a regular file")
         if kind == "file" and stat.S_ISDIR(st.st_mode):
-            _fail("not_a_file", f"'{given}' is a folder, not a file; {self._folder_summary(resolved)}")
+            summary, inside = self._folder_summary(resolved)
+            _fail("not_a_file", f"'{given}' is a folder, not a file; {summary}", inside)
         if kind == "dir" and not stat.S_ISDIR(st.st_mode):
             parent = self.relative(resolved.parent)
             _fail("not_a_dir", f"'{given}' is a file, not a folder; it is in '{parent}'", [parent])
         return resolved
 
-    def _folder_summary(self, folder: Path, limit: int = 10) -> str:
+    def _folder_summary(self, folder: Path, limit: int = 10) -> tuple[str, list[str]]:
+        """What is in ``folder``, as text and as the files to suggest. Paths are given from
+        the root ('docs/setup.md', not 'setup.md'): a model copies them as they are."""
         try:
             entries = sorted(os.scandir(folder), key=lambda e: e.name)
         except OSError:
-            return "it cannot be listed"
-        files = [e.name for e in entries if e.is_file()]
-        dirs = [e.name + "/" for e in entries if e.is_dir()]
+            return "it cannot be listed", []
+        rel = lambda e: self.relative(Path(e.path))  # noqa: E731
+        files = [rel(e) for e in entries if e.is_file()]
+        dirs = [rel(e) + "/" for e in entries if e.is_dir()]
         names, what = (files, "files") if files else (dirs, "folders")
         if not names:
-            return "it is empty"
+            return "it is empty", []
         more = ", ..." if len(names) > limit else ""
-        return f"{what} in it: {', '.join(names[:limit])}{more}"
+        return f"{what} in it: {', '.join(names[:limit])}{more}", files[:3]
 
     def walk(self, limit: int = WALK_LIMIT, start: Path | None = None) -> Iterator[tuple[str, bool]]:
         """(relative path, is_dir) for entries under ``start`` (the root by default),
@@ -227,18 +231,31 @@ class Workspace:
                     break
         return sorted(out)
 
-
     def mentioned(self, text: str, limit: int = 2000) -> list[str]:
         """Existing paths that ``text`` names: a relative path, a file name with
         its extension, or a folder name ("the docs folder")."""
-        words = {w.strip(".,;:!?'\"()`").rstrip("/") for w in re.findall(r"[\w./\\-]+", text)}
-        words.discard("")
+        words = _words(text)
         found = []
         for rel, is_dir in self.walk(limit):
             base = posixpath.basename(rel)
             if rel in words or (("." in base or is_dir) and base in words and len(base) > 2):
                 found.append(rel)
         return found
+
+    def names_a_path(self, text: str, limit: int = 2000) -> bool:
+        """Whether ``text`` names a file or folder, there or not: an existing path, an
+        existing file's name in another case ('makefile'), or a word shaped like a path
+        ('src/mian.py', 'confg.toml'). A task that does is answered by looking first."""
+        words = _words(text)
+        if any(_PATH_SHAPED.fullmatch(w) for w in words) or self.mentioned(text, limit):
+            return True
+        lowered = {w.lower() for w in words if len(w) > 3}
+        heads = {w.lower().split("/")[0] for w in words if "/" in w}
+        for rel, is_dir in self.walk(limit):
+            low = rel.lower()
+            if (not is_dir and posixpath.basename(low) in lowered) or ("/" not in low and low in heads):
+                return True
+        return False
 
     def folders(self, limit: int = 200) -> list[str]:
         """Relative paths of folders under the root ('.' first), sorted, bounded."""
@@ -249,6 +266,18 @@ class Workspace:
                 if len(out) >= limit:
                     break
         return sorted(out)
+
+
+# 'src/main.py', 'notes.txt': a name with an extension that starts with a letter (so '3.2.1',
+# '10.5m' and 'e.g' are not paths), in folders or not. 'and/or' is no path; 'src/app' is one
+# when 'src' is there, which names_a_path checks.
+_PATH_SHAPED = re.compile(r"(?:[\w.-]+/)*[\w-]{2,}\.[a-zA-Z]\w{0,5}")
+
+
+def _words(text: str) -> set[str]:
+    words = {w.strip(".,;:!?'\"()`").rstrip("/") for w in re.findall(r"[\w./\\-]+", text)}
+    words.discard("")
+    return words
 
 
 def _fail(kind: str, message: str, alternatives: list[str] | None = None) -> NoReturn:

@@ -65,10 +65,12 @@ def test_read_file_offset_past_the_end(ws: Workspace) -> None:
 
 def test_read_file_refusals(ws: Workspace) -> None:
     assert call(ws, "read_file", path="src/mian.py").content == (
-        "error (not_found): path 'src/mian.py' not found; closest: src/main.py"
+        "error (not_found): path 'src/mian.py' not found; closest: src/main.py; "
+        'to retry: {"name": "read_file", "arguments": {"path": "src/main.py"}}'
     )
     assert call(ws, "read_file", path="src").content == (
-        "error (not_a_file): 'src' is a folder, not a file; files in it: b.py, main.py"
+        "error (not_a_file): 'src' is a folder, not a file; files in it: src/b.py, src/main.py; "
+        'to retry: {"name": "read_file", "arguments": {"path": "src/b.py"}}'
     )
     assert call(ws, "read_file", path="logo.png").error.kind == "not_text"  # type: ignore[union-attr]
     assert call(ws, "read_file", path="../etc/passwd").error.kind == "outside_workspace"  # type: ignore[union-attr]
@@ -92,7 +94,10 @@ def test_list_dir_is_bounded(ws: Workspace) -> None:
 
 def test_list_dir_refusals(ws: Workspace) -> None:
     r = call(ws, "list_dir", path="scr")
-    assert r.content == "error (not_found): path 'scr' not found; closest: src/"
+    assert r.content == (
+        "error (not_found): path 'scr' not found; closest: src/; "
+        'to retry: {"name": "list_dir", "arguments": {"path": "src"}}'
+    )
     assert call(ws, "list_dir", path="README.md").error.kind == "not_a_dir"  # type: ignore[union-attr]
 
 
@@ -156,7 +161,9 @@ def test_search_failures(code: Workspace) -> None:
     r = call(code, "search", pattern="(", regex=True)
     assert r.error is not None and r.error.kind == "invalid_argument" and r.error.argument == "pattern"
     assert call(code, "search", pattern="x", path="../").error.kind == "outside_workspace"  # type: ignore[union-attr]
-    assert call(code, "search", pattern="x", path="sr").content.endswith("closest: src/")
+    assert call(code, "search", pattern="x", path="sr").content.endswith(
+        'closest: src/; to retry: {"name": "search", "arguments": {"pattern": "x", "path": "src"}}'
+    )
 
 
 def test_search_never_reads_through_a_link_out(code: Workspace, tmp_path_factory: pytest.TempPathFactory) -> None:
@@ -316,3 +323,15 @@ def test_run_command_preview_is_the_exact_command(ws: Workspace) -> None:
     t = ToolSet(workspace_tools(ws, allow_commands=True)).get("run_command")
     assert t is not None and t.preview is not None
     assert t.preview({"command": "rm -rf 'my dir'", "timeout": 5}) == f"in {ws.root}: rm -rf 'my dir'  (timeout 5 s)\n"
+
+
+def test_the_corrected_call_is_offered_only_for_a_wrong_value(ws: Workspace) -> None:
+    wrong_value = call(ws, "read_file", path="src/mian.py", offset=2)
+    assert wrong_value.error is not None
+    # The other arguments are kept: the model can send the call back as it is.
+    assert wrong_value.error.retry == {"name": "read_file", "arguments": {"path": "src/main.py", "offset": 2}}
+    wrong_name = call(ws, "read_file", pth="src/main.py")
+    assert wrong_name.error is not None and wrong_name.error.kind == "invalid_argument"
+    assert wrong_name.error.retry is None and "to retry" not in wrong_name.content
+    nothing_close = call(ws, "read_file", path="zzzzzzzz.qqq")
+    assert nothing_close.error is not None and nothing_close.error.retry is None

@@ -58,8 +58,9 @@ def test_the_error_for_the_wrong_path_points_to_the_right_file(task: RecoveryTas
     if task.kind == "folder_for_file":
         assert (tmp_path / task.wrong).is_dir()
         assert info.kind == "not_a_file"
-        # The folder's files are listed by name, relative to the folder.
-        assert f"files in it: {posixpath.basename(task.target)}" in info.message
+        # The folder's files are listed from the root, as a model would copy them.
+        assert f"files in it: {task.target}" in info.message
+        assert info.alternatives[0] == task.target
     else:
         assert not (tmp_path / task.wrong).exists()
         assert info.kind == "not_found"

@@ -133,7 +133,8 @@ def test_file_used_as_folder_is_not_found(ws: Workspace) -> None:
 def test_folder_given_for_a_file(ws: Workspace) -> None:
     e = refusal(ws, "src", kind="file")
     assert e.info.kind == "not_a_file"
-    assert e.info.message == "'src' is a folder, not a file; files in it: main.py, util.py"
+    assert e.info.message == "'src' is a folder, not a file; files in it: src/main.py, src/util.py"
+    assert e.info.alternatives == ["src/main.py", "src/util.py"]
     assert refusal(ws, "empty", kind="file").info.message.endswith("it is empty")
 
 
@@ -154,3 +155,22 @@ def test_is_text_and_text_files(ws: Workspace) -> None:
     assert not is_text(ws.root / "pipe")  # must not block
     assert ws.text_files() == ["README.md", "src/main.py", "src/util.py", "wide.txt"]
     assert ws.text_files(limit=1) == ["README.md"]
+
+
+@pytest.mark.parametrize(
+    ("text", "named"),
+    [
+        ("Read src/mian.py and tell me VERSION.", True),  # not there: still a path
+        ("How long is timeout_seconds in confg.toml?", True),
+        ("Which compiler does CC name in makefile?", True),  # 'Makefile', in another case
+        ("What is in the docs folder?", True),
+        ("List SRC/app for me.", True),  # 'src' is there
+        ("List lib/app for me.", False),  # no 'lib': a word with a slash, not a path
+        ("What is TCP/IP, and/or UDP?", False),
+        ("Version 3.2.1 costs 10.5m, e.g. a lot.", False),
+        ("Write a haiku about the sea.", False),
+    ],
+)
+def test_names_a_path(ws: Workspace, text: str, named: bool) -> None:
+    (ws.root / "Makefile").write_text("CC = cc\n")
+    assert ws.names_a_path(text) is named
