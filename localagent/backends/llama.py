@@ -115,6 +115,10 @@ def _load_progress(label: str, *, enabled: bool) -> Iterator[Any]:
         yield llama_cpp.llama_cpp.llama_progress_callback(report)
 
 
+# A prompt evaluation of at least this many tokens shows a progress bar (on a terminal).
+PREFILL_BAR_TOKENS = 256
+
+
 class LlamaBackend:
     """A loaded GGUF model with its chat template and a warm KV cache."""
 
@@ -132,6 +136,7 @@ class LlamaBackend:
         progress: bool = False,
     ):
         self.model_path = Path(model_path)
+        self.progress = progress  # bars on a terminal: loading, and long prompt evaluations
         self.prefix_cache = (prefix_cache or PrefixCache()) if warm_start else None
         try:
             fields = safe_defaults()
@@ -223,7 +228,7 @@ class LlamaBackend:
             self.llm.n_tokens = len(prefix)
             info["warm_start"] = "loaded"
             return 0
-        self.llm.eval(prefix)
+        self._eval(prefix)
         info["warm_start"] = "saved" if self.prefix_cache.save(self.llm.ctx, key, prefix) else "not saved"
         return len(prefix)
 
@@ -236,8 +241,27 @@ class LlamaBackend:
             diff = np.nonzero(cached[:n] != np.asarray(prompt[:n]))[0]
             common = int(diff[0]) if diff.size else n
         self.llm.n_tokens = common  # eval() drops the KV cells past this point
-        self.llm.eval(prompt[common:])
+        self._eval(prompt[common:])
         return len(prompt) - common
+
+    def _eval(self, tokens: list[int]) -> None:
+        """``Llama.eval`` of ``tokens``, with a progress bar on a terminal when they are many.
+        The chunks are ``Llama.eval``'s own (n_batch tokens each), so the KV cache and the
+        logits are the same with or without the bar."""
+        if not self.progress or len(tokens) < PREFILL_BAR_TOKENS or not sys.stderr.isatty():
+            self.llm.eval(tokens)
+            return
+        step = self.llm.n_batch
+        # Each chunk takes a while: every update is drawn. leave=False clears the line for the text.
+        bar = tqdm(
+            total=len(tokens), desc="prompt", file=sys.stderr, leave=False, mininterval=0, miniters=1,
+            bar_format="{desc} {bar} {n_fmt}/{total_fmt} tokens",
+        )
+        with bar:
+            for i in range(0, len(tokens), step):
+                chunk = tokens[i : i + step]
+                self.llm.eval(chunk)
+                bar.update(len(chunk))
 
     def _structured_mask(self) -> np.ndarray:
         """Tokens that start structured output: a call's envelope or a call in
