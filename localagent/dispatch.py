@@ -1,13 +1,18 @@
 """Dispatch: validate, approve, run with a timeout, truncate; exactly one result per call.
 
 Tools run one at a time, in the order called, each in a daemon worker thread so that a
-timeout can be enforced. Python cannot kill a thread: a tool past its timeout is abandoned
-and keeps running in the background until it returns. Tools that start processes must kill
-them on their own timeout (``subprocess.run(..., timeout=...)``).
+timeout can be enforced. Python cannot kill a thread from outside: a tool past its timeout
+is abandoned, and an exception is raised in its thread at its next Python instruction
+(CPython's ``PyThreadState_SetAsyncExc``), so it stops there, its ``finally`` blocks run,
+and it does not go on writing or printing. A tool blocked inside one C call (a sleep, a
+read) stops only when that call returns. Whatever an abandoned tool still prints stays in
+its own buffer. Tools that start processes must kill them on their own timeout
+(``subprocess.run(..., timeout=...)``).
 """
 
 from __future__ import annotations
 
+import ctypes
 import json
 import sys
 import threading
@@ -60,15 +65,19 @@ def truncate(text: str, limit: int, count_tokens: Callable[[str], int] = estimat
     return head, total - count_tokens(head)
 
 
+# Tool thread -> the buffer its prints go to. Shared by every router, so a router that
+# someone else's redirection left in place still routes a tool that prints late.
+_sinks: dict[int, StringIO] = {}
+
+
 class _Router:
     """Stands in for sys.stdout/stderr: writes from a tool's thread go to its buffer."""
 
     def __init__(self, target: TextIO) -> None:
         self.target = target
-        self.sinks: dict[int, StringIO] = {}
 
     def write(self, s: str) -> int:
-        sink = self.sinks.get(threading.get_ident())
+        sink = _sinks.get(threading.get_ident())
         return (sink or self.target).write(s)
 
     def flush(self) -> None:
@@ -83,12 +92,12 @@ _routers: dict[str, _Router] = {}
 
 
 @contextmanager
-def _routed_output() -> Iterator[tuple[_Router, _Router]]:
+def _routed_output() -> Iterator[None]:
     """Route tool threads' prints for the duration of a batch, then put the streams back.
 
     Swapping sys.stdout is process-global, so other threads' writes pass straight through.
-    While an abandoned (timed-out) tool is still alive the router stays installed, so that
-    its late prints are swallowed instead of landing on the terminal.
+    While an abandoned tool is still alive the router stays installed, so that its late
+    prints are swallowed instead of landing on the terminal.
     """
     with _router_lock:
         for name in ("stdout", "stderr"):
@@ -97,13 +106,75 @@ def _routed_output() -> Iterator[tuple[_Router, _Router]]:
                 _routers[name] = _Router(current)
                 setattr(sys, name, _routers[name])
     try:
-        yield _routers["stdout"], _routers["stderr"]
+        yield
     finally:
         with _router_lock:
             for name, router in list(_routers.items()):
-                if getattr(sys, name) is router and not router.sinks:
+                if getattr(sys, name) is router and not _sinks:
                     setattr(sys, name, router.target)
                     del _routers[name]
+
+
+class _Abandoned(BaseException):
+    """Raised inside a tool's thread once the dispatcher has given up on it (a timeout)."""
+
+
+class _Worker:
+    """One tool call in a daemon thread; ``stop()`` ends it at its next Python instruction.
+
+    The stop is sent only while the tool function runs: the flag and the lock make sure
+    that one sent just as the tool returned is taken back before the thread goes on, so it
+    can never fire in threading's own code after the worker is done.
+    """
+
+    def __init__(self, fn: Callable[..., Any], kwargs: dict[str, Any], name: str) -> None:
+        self.fn, self.kwargs = fn, kwargs
+        self.out = StringIO()
+        self.done = threading.Event()
+        self.box: dict[str, Any] = {}
+        self._lock = threading.Lock()
+        self._finished = self._stopped = False
+        self._thread = threading.Thread(target=self._work, name=name, daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        """Raise ``_Abandoned`` in the tool's thread, unless the tool is already done."""
+        with self._lock:
+            if self._finished or self._thread.ident is None:
+                return
+            self._stopped = True
+            _async_raise(self._thread.ident, _Abandoned)
+
+    def _work(self) -> None:
+        me = threading.get_ident()
+        _sinks[me] = self.out
+        try:
+            try:
+                self.box["value"] = self.fn(**self.kwargs)
+            except BaseException as e:  # a tool's sys.exit() must not end the agent
+                self.box["error"] = e
+        except _Abandoned:  # the stop arrived just as the tool returned
+            pass
+        finally:
+            while True:  # a stop sent just now fires at most once, anywhere in here
+                try:
+                    with self._lock:
+                        self._finished = True
+                        if self._stopped:
+                            _async_raise(me, None)  # one that has not fired yet never will
+                    break
+                except _Abandoned:
+                    continue
+            _sinks.pop(me, None)  # before done.set(), so the batch can put the streams back
+            self.done.set()
+
+
+def _async_raise(thread_id: int, exc: type[BaseException] | None) -> None:
+    """Raise ``exc`` in the thread ``thread_id`` at its next instruction (None: take it back)."""
+    obj = ctypes.py_object(exc) if exc is not None else None
+    ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(thread_id), obj)
 
 
 _VALUE_ERRORS = frozenset({"not_found", "not_a_file", "not_a_dir", "unknown_value"})
@@ -153,14 +224,14 @@ class Dispatcher:
 
     def run(self, calls: list[ToolCall]) -> list[ToolResult]:
         """Run ``calls`` in order; a failing call gives an error result, never an exception."""
-        with _routed_output() as routers:
-            return [self._run_one(call, routers) for call in calls]
+        with _routed_output():
+            return [self._run_one(call) for call in calls]
 
     def _max_retries(self, name: str) -> int:
         t = self.tools.get(name)
         return t.max_retries if t else DEFAULT_MAX_RETRIES
 
-    def _run_one(self, call: ToolCall, routers: tuple[_Router, _Router]) -> ToolResult:
+    def _run_one(self, call: ToolCall) -> ToolResult:
         start = time.perf_counter()
         t = self.tools.get(call.name)
         content, printed, error = "", "", None
@@ -176,7 +247,7 @@ class Dispatcher:
             else:
                 if t.context_param:
                     checked[t.context_param] = self.ctx
-                content, printed, error = self._execute(t, checked, routers)
+                content, printed, error = self._execute(t, checked)
 
         if error is None:
             self.failures.pop(call.name, None)
@@ -225,32 +296,17 @@ class Dispatcher:
         why = f": {reason}" if reason else ""
         return ToolErrorInfo(kind="denied", message=f"denied: the user refused '{t.name}'{why}")
 
-    def _execute(
-        self, t: Tool, kwargs: dict[str, Any], routers: tuple[_Router, _Router]
-    ) -> tuple[str, str, ToolErrorInfo | None]:
+    def _execute(self, t: Tool, kwargs: dict[str, Any]) -> tuple[str, str, ToolErrorInfo | None]:
         """(content, printed output, error) of one run in a worker thread."""
-        box: dict[str, Any] = {}
-        out = StringIO()
-        done = threading.Event()
-
-        def work() -> None:
-            me = threading.get_ident()
-            for r in routers:
-                r.sinks[me] = out
-            try:
-                box["value"] = t.fn(**kwargs)
-            except BaseException as e:  # a tool's sys.exit() must not end the agent
-                box["error"] = e
-            finally:
-                for r in routers:  # before done.set(), so the batch can put the streams back
-                    r.sinks.pop(me, None)
-                done.set()
-
-        threading.Thread(target=work, name=f"tool-{t.name}", daemon=True).start()
-        if not done.wait(t.timeout):
+        worker = _Worker(t.fn, kwargs, f"tool-{t.name}")
+        worker.start()
+        if not worker.done.wait(t.timeout):
+            printed = worker.out.getvalue()
+            worker.stop()
             message = f"'{t.name}' did not finish within {t.timeout:g} s and was abandoned"
-            return "", out.getvalue(), ToolErrorInfo(kind="timeout", message=message)
-        printed = out.getvalue()
+            return "", printed, ToolErrorInfo(kind="timeout", message=message)
+        printed = worker.out.getvalue()
+        box = worker.box
         if "error" in box:
             return "", printed, _exception_info(t, box["error"])
         try:

@@ -7,6 +7,7 @@ a complete trace. (Dispatch-level checks of the same faults are in test_dispatch
 
 from __future__ import annotations
 
+import subprocess
 import sys
 import threading
 import time
@@ -160,6 +161,102 @@ def test_several_faulty_calls_in_one_turn_each_get_their_answer(tmp_path: Path) 
     assert [r["call_id"] for r in step["results"]] == [c["id"] for c in step["calls"]]
     assert [(r["error"] or {}).get("kind") for r in step["results"]] == [k for _, _, k in CALLS]
     assert result.stop_reason is StopReason.ANSWERED
+
+
+# -- a tool that outlives its timeout ----------------------------------------------------
+
+after_timeout: list[str] = []  # what the late tools did once released
+
+
+@tool(timeout=0.2)
+def late() -> str:
+    """Wait past the timeout, then act and print."""
+    release.wait(10)
+    after_timeout.append("late went on")
+    print("late output")
+    return "late"
+
+
+@tool(timeout=0.2)
+def stubborn() -> str:
+    """Wait past the timeout, swallow the stop, then print anyway."""
+    try:
+        release.wait(10)
+    except BaseException:
+        pass
+    try:
+        after_timeout.append("stubborn went on")
+        print("stubborn output")
+        print("stubborn error", file=sys.stderr)
+    except BaseException:  # the stop fired here instead: the wait returned before it arrived
+        pass
+    return "stubborn"
+
+
+def _wait_for_tool_threads() -> None:
+    end = time.monotonic() + 5
+    while any(t.name.startswith("tool-") for t in threading.enumerate()) and time.monotonic() < end:
+        time.sleep(0.01)
+
+
+def test_a_timed_out_tool_is_stopped_and_its_late_output_stays_captured(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    after_timeout.clear()
+    limits = Limits(max_steps=4, error_limit=0, repeat_limit=0)
+    replies = [call_text("late"), call_text("stubborn"), "done"]
+    agent = Agent(FakeBackend.scripted(replies), [late, stubborn], config=AgentConfig(limits=limits))
+    result = agent.run("late", trace=tmp_path / "t.jsonl")
+    assert [r.results[0].error.kind for r in result.records[:2]] == ["timeout", "timeout"]  # type: ignore[union-attr]
+    release.set()
+    _wait_for_tool_threads()
+    # The plain tool was stopped where it stood: it neither acted nor printed after its
+    # timeout. The one that swallowed the stop went on, but its prints stayed captured.
+    assert after_timeout == ["stubborn went on"]
+    captured = capsys.readouterr()
+    assert "output" not in captured.out and "error" not in captured.err, captured
+
+
+LATE_SCRIPT = '''
+import contextlib, io, sys, time
+from localagent.backends.fake import FakeBackend, call_text
+from localagent.loop import Agent, AgentConfig
+from localagent.stops import Limits
+from localagent.tools import tool
+
+@tool(timeout=0.3)
+def sleeper() -> str:
+    """Sleep in C past the timeout, then print."""
+    time.sleep(1.0)
+    print("LATE-OUT-sleeper")
+    print("LATE-ERR-sleeper", file=sys.stderr)
+    return "late"
+
+@tool(timeout=0.3)
+def spinner() -> str:
+    """Spin in Python past the timeout, then print."""
+    end = time.monotonic() + 1.0
+    while time.monotonic() < end:
+        pass
+    print("LATE-OUT-spinner")
+    return "late"
+
+limits = Limits(max_steps=4, error_limit=0, repeat_limit=0)
+agent = Agent(FakeBackend.scripted([call_text("sleeper"), call_text("spinner"), "done"]), [sleeper, spinner],
+              config=AgentConfig(limits=limits))
+with contextlib.redirect_stdout(io.StringIO()):  # a caller's redirection, ended before the late prints
+    result = agent.run("late")
+print("answer:", result.answer, [r.results[0].error.kind for r in result.records if r.results])
+time.sleep(1.5)  # the tools would print now
+print("END")
+'''
+
+
+def test_late_output_of_timed_out_tools_never_reaches_the_terminal(tmp_path: Path) -> None:
+    p = subprocess.run([sys.executable, "-c", LATE_SCRIPT], capture_output=True, text=True, timeout=60, cwd=tmp_path)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.splitlines() == ["answer: done ['timeout', 'timeout']", "END"], p.stdout
+    assert "LATE" not in p.stderr and "Traceback" not in p.stderr, p.stderr
 
 
 # -- a trace file that a killed run left half-written ---------------------------------------
