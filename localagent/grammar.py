@@ -9,6 +9,7 @@ closed, it never falls back to unconstrained output.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
@@ -93,10 +94,10 @@ def _args_rules(schemas: tuple[str, ...]) -> tuple[list[str], str]:
     conv = SchemaConverter(prop_order=order, allow_fetch=False, dotall=False, raw_pattern=False)
     names = []
     for i, text in enumerate(schemas):
-        schema = engine_safe(json.loads(text))
+        schema = engine_safe(json.loads(text), "gbnf")
         schema = conv.resolve_refs(schema, f"tool{i}")
         names.append(conv.visit(schema, f"args{i}"))
-    return names, conv.format_grammar()
+    return names, json_strict(conv.format_grammar())
 
 
 # The converter writes a bound as nested optionals ("x (x (x ...)?)?"), and
@@ -105,21 +106,313 @@ def _args_rules(schemas: tuple[str, ...]) -> tuple[list[str], str]:
 # the validator, which checks every call after it is generated.
 MAX_GRAMMAR_BOUND = 64
 
+# String formats each engine turns into a JSON-safe rule. Others (email, uri,
+# hostname, ...) become a plain string in the grammar and are left to the
+# validator: llama.cpp's converter has no rule for them, outlines-core refuses
+# most, and its email, uri and time regexes can write a raw quote or backslash.
+GRAMMAR_FORMATS: dict[str, frozenset[str]] = {
+    "gbnf": frozenset({"date", "time", "date-time", "uuid"}),
+    "outlines": frozenset({"date", "date-time", "uuid"}),
+}
 
-def engine_safe(schema: Any) -> Any:
-    """``schema`` without length and count bounds above ``MAX_GRAMMAR_BOUND``."""
+_SCHEMA_MAPS = ("properties", "$defs", "definitions", "patternProperties", "dependentSchemas")
+_VERBATIM = ("enum", "const", "default", "examples", "required", "title", "description")
+
+
+def engine_safe(schema: Any, engine: Engine = "gbnf") -> Any:
+    """``schema`` as the engine can enforce it exactly: bounds above
+    ``MAX_GRAMMAR_BOUND``, formats the engine has no safe rule for and patterns
+    that ``json_safe_pattern`` cannot rewrite are dropped (the validator checks
+    them), and the other patterns are rewritten by it."""
     if isinstance(schema, list):
-        return [engine_safe(s) for s in schema]
+        return [engine_safe(s, engine) for s in schema]
     if not isinstance(schema, dict):
         return schema
-    out = {}
+    out: dict[str, Any] = {}
     for k, v in schema.items():
-        if k in ("maxLength", "maxItems", "maxProperties") and isinstance(v, int) and v > MAX_GRAMMAR_BOUND:
+        if k in _SCHEMA_MAPS and isinstance(v, dict):
+            out[k] = {name: engine_safe(sub, engine) for name, sub in v.items()}  # keys are names here
+        elif k in _VERBATIM:
+            out[k] = v
+        elif k in ("maxLength", "maxItems", "maxProperties", "minLength", "minItems") and isinstance(v, int) and v > MAX_GRAMMAR_BOUND:
             continue
-        if k in ("minLength", "minItems") and isinstance(v, int) and v > MAX_GRAMMAR_BOUND:
-            continue
-        out[k] = v if k in ("enum", "const", "default", "examples") else engine_safe(v)
+        elif k == "format" and isinstance(v, str):
+            if v in GRAMMAR_FORMATS[engine]:
+                out[k] = v
+        elif k == "pattern" and isinstance(v, str):
+            if (safe := json_safe_pattern(v)) is not None:
+                out[k] = safe
+        else:
+            out[k] = engine_safe(v, engine)
     return out
+
+
+# -- patterns, rewritten so that what they match needs no escaping in JSON ------------
+
+# Both engines match a pattern against the raw text between the quotes, so a
+# pattern that can match a quote, a backslash or a control character lets the
+# model write a string that is not JSON (`"a"b"` under `^a.b$`). The rewrite
+# takes those characters out of every character set (`.`, `[^x]`, `\S`, ...):
+# what it matches is then written unescaped, raw text and value are the same,
+# and every string the grammar allows matches the original pattern.
+
+_UNSAFE = ((0x00, 0x1F), (0x22, 0x22), (0x5C, 0x5C))  # need escaping in a JSON string
+_MAX_CP = 0x10FFFF
+_CLASS_ESCAPES = {
+    "d": ((0x30, 0x39),),
+    "w": ((0x30, 0x39), (0x41, 0x5A), (0x5F, 0x5F), (0x61, 0x7A)),
+    "s": ((0x09, 0x0D), (0x20, 0x20), (0xA0, 0xA0), (0x1680, 0x1680), (0x2000, 0x200A), (0x2028, 0x2029),
+          (0x202F, 0x202F), (0x205F, 0x205F), (0x3000, 0x3000), (0xFEFF, 0xFEFF)),
+}  # as in JSON Schema's regexes (ECMA-262): \d and \w are ASCII, \s is Unicode white space
+_CHAR_ESCAPES = {"n": 0x0A, "t": 0x09, "r": 0x0D, "f": 0x0C, "v": 0x0B, "0": 0x00}
+_RAW_OK = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 _-@:/,;!%&'=<>~#`")
+
+
+class _Unsupported(ValueError):
+    """A pattern construct the rewrite does not handle: the pattern is left to the validator."""
+
+
+Ranges = list[tuple[int, int]]
+
+
+def _normalise(ranges: Ranges) -> Ranges:
+    out: Ranges = []
+    for lo, hi in sorted(ranges):
+        if out and lo <= out[-1][1] + 1:
+            out[-1] = (out[-1][0], max(out[-1][1], hi))
+        else:
+            out.append((lo, hi))
+    return out
+
+
+def _complement(ranges: Ranges) -> Ranges:
+    out, at = [], 0
+    for lo, hi in _normalise(ranges):
+        if lo > at:
+            out.append((at, lo - 1))
+        at = hi + 1
+    if at <= _MAX_CP:
+        out.append((at, _MAX_CP))
+    return out
+
+
+def _safe_only(ranges: Ranges) -> Ranges:
+    """``ranges`` without the characters JSON would have to escape."""
+    unsafe = _normalise(list(_UNSAFE))
+    return _normalise([(max(lo, a), min(hi, b)) for lo, hi in ranges for a, b in _complement(unsafe) if max(lo, a) <= min(hi, b)])
+
+
+def _class_text(ranges: Ranges) -> str:
+    """A character class both llama.cpp's GBNF and outlines-core's regex read the same way."""
+    def one(cp: int) -> str:
+        c = chr(cp)
+        if c.isascii() and c.isalnum():
+            return c
+        if cp <= 0xFF:
+            return f"\\x{cp:02X}"
+        return f"\\u{cp:04X}" if cp <= 0xFFFF else f"\\U{cp:08X}"
+
+    parts = [one(lo) if lo == hi else f"{one(lo)}-{one(hi)}" for lo, hi in ranges]
+    return "[" + "".join(parts) + "]"
+
+
+def _escape(pattern: str, i: int) -> tuple[Ranges, bool, int]:
+    """The escape at ``pattern[i]`` (just after the backslash): its ranges, whether
+    it is negated (\\D, \\W, \\S), and the index after it."""
+    if i >= len(pattern):
+        raise _Unsupported("a trailing backslash")
+    c = pattern[i]
+    if c.lower() in _CLASS_ESCAPES:
+        return list(_CLASS_ESCAPES[c.lower()]), c.isupper(), i + 1
+    if c in _CHAR_ESCAPES:
+        return [(_CHAR_ESCAPES[c], _CHAR_ESCAPES[c])], False, i + 1
+    if c in "xu":
+        n = 2 if c == "x" else 4
+        digits = pattern[i + 1 : i + 1 + n]
+        if len(digits) != n or not all(d in "0123456789abcdefABCDEF" for d in digits):
+            raise _Unsupported(f"the escape \\{c}{digits}")
+        cp = int(digits, 16)
+        return [(cp, cp)], False, i + 1 + n
+    if c.isalnum():  # \b, \B, back references, \p{...}, \c...
+        raise _Unsupported(f"the escape \\{c}")
+    return [(ord(c), ord(c))], False, i + 1
+
+
+def _class(pattern: str, i: int) -> tuple[Ranges, bool, int]:
+    """The class opening at ``pattern[i] == '['``: its ranges, negated or not, and the index after it."""
+    i += 1
+    negated = i < len(pattern) and pattern[i] == "^"
+    i += negated
+    ranges: Ranges = []
+    first = True
+    while i < len(pattern) and (pattern[i] != "]" or first):
+        first = False
+        if pattern[i] == "\\":
+            rs, neg, i = _escape(pattern, i + 1)
+            if neg:
+                raise _Unsupported("a negated escape inside a class")
+        elif pattern[i] == "[":
+            raise _Unsupported("a nested class")
+        else:
+            rs, i = [(ord(pattern[i]), ord(pattern[i]))], i + 1
+        if i + 1 < len(pattern) and pattern[i] == "-" and pattern[i + 1] != "]" and len(rs) == 1 and rs[0][0] == rs[0][1]:
+            if pattern[i + 1] == "\\":
+                hi_rs, neg, j = _escape(pattern, i + 2)
+                if neg or len(hi_rs) != 1 or hi_rs[0][0] != hi_rs[0][1]:
+                    raise _Unsupported("a range that ends in a class escape")
+            else:
+                hi_rs, j = [(ord(pattern[i + 1]), ord(pattern[i + 1]))], i + 2
+            if hi_rs[0][0] < rs[0][0]:
+                raise _Unsupported("a range out of order")
+            rs, i = [(rs[0][0], hi_rs[0][0])], j
+        ranges += rs
+    if i >= len(pattern):
+        raise _Unsupported("an unclosed class")
+    return ranges, negated, i + 1
+
+
+def _quantifier(pattern: str, i: int) -> tuple[str, int]:
+    """The quantifier at ``pattern[i]``, capped at ``MAX_GRAMMAR_BOUND`` (a larger
+    bound becomes ``*`` or ``+``: looser, and the validator checks the rest)."""
+    c = pattern[i]
+    if c in "*+?":
+        q, i = c, i + 1
+    else:
+        m = re.match(r"\{(\d+)(,(\d*))?\}", pattern[i:])
+        if m is None:
+            raise _Unsupported("a '{' that is not a bound")
+        lo = int(m.group(1))
+        hi = lo if m.group(2) is None else (int(m.group(3)) if m.group(3) else None)
+        if hi is not None and hi < lo:
+            raise _Unsupported("a bound out of order")
+        if lo > MAX_GRAMMAR_BOUND:
+            q = "+" if lo else "*"
+        elif hi is not None and hi > MAX_GRAMMAR_BOUND:
+            q = f"{{{lo},}}"
+        else:
+            q = m.group(0)
+        i += m.end()
+    if i < len(pattern) and pattern[i] == "?":  # lazy: the same strings
+        i += 1
+    return q, i
+
+
+def json_safe_pattern(pattern: str) -> str | None:
+    """``pattern`` (JSON Schema: a search, anchored only by ``^`` and ``$``) as an
+    anchored pattern for the engines that matches only strings needing no JSON
+    escape, each of which matches ``pattern``; None when it uses what this does
+    not handle (lookarounds, back references, ``\\b``, anchors inside), or needs a
+    quote, backslash or control character: then the validator alone checks it."""
+    try:
+        alts = _alternatives(pattern)
+        free = _class_text(_safe_only([(0, _MAX_CP)])) + "*"
+        out = []
+        for alt in alts:
+            start = alt.startswith("^")
+            end = alt.endswith("$") and not _escaped_at(alt, len(alt) - 1)
+            body = alt[1 if start else 0 : len(alt) - 1 if end else len(alt)]
+            out.append(("" if start else free) + _rewrite(body) + ("" if end else free))
+    except _Unsupported:
+        return None
+    return "^" + (out[0] if len(out) == 1 else "(" + "|".join(out) + ")") + "$"
+
+
+def _escaped_at(s: str, i: int) -> bool:
+    n = 0
+    while i - 1 - n >= 0 and s[i - 1 - n] == "\\":
+        n += 1
+    return n % 2 == 1
+
+
+def _alternatives(pattern: str) -> list[str]:
+    """``pattern`` split at its top-level ``|``."""
+    out, depth, i, start = [], 0, 0, 0
+    while i < len(pattern):
+        c = pattern[i]
+        if c == "\\":
+            i += 2
+            continue
+        if c == "[":
+            _, _, i = _class(pattern, i)
+            continue
+        if c == "(":
+            depth += 1
+        elif c == ")":
+            depth -= 1
+        elif c == "|" and depth == 0:
+            out.append(pattern[start:i])
+            start = i + 1
+        i += 1
+    return out + [pattern[start:]]
+
+
+def _rewrite(body: str) -> str:
+    """One alternative's body with every character set made JSON-safe."""
+    out: list[str] = []
+    i, depth, atom = 0, 0, False  # atom: something a quantifier may follow
+    while i < len(body):
+        c = body[i]
+        if c in "*+?{":
+            if not atom:
+                raise _Unsupported(f"a quantifier with nothing before it at {i}")
+            q, i = _quantifier(body, i)
+            out.append(q)
+            atom = False
+            continue
+        if c == "(":
+            if body.startswith("(?:", i):
+                i += 3
+            elif body.startswith("(?", i):
+                raise _Unsupported("a lookaround or named group")
+            else:
+                i += 1
+            depth += 1
+            out.append("(")
+            atom = False
+            continue
+        if c == ")":
+            depth -= 1
+            if depth < 0:
+                raise _Unsupported("an unbalanced ')'")
+            out.append(")")
+            i, atom = i + 1, True
+            continue
+        if c == "|":
+            out.append("|")
+            i, atom = i + 1, False
+            continue
+        if c in "^$":
+            raise _Unsupported("an anchor inside the pattern")
+        if c == ".":
+            ranges, negated, i = [(0x0A, 0x0A), (0x0D, 0x0D)], True, i + 1
+        elif c == "[":
+            ranges, negated, i = _class(body, i)
+        elif c == "\\":
+            ranges, negated, i = _escape(body, i + 1)
+        else:
+            ranges, negated, i = [(ord(c), ord(c))], False, i + 1
+        safe = _safe_only(_complement(ranges) if negated else ranges)
+        if not safe:
+            raise _Unsupported("a character JSON must escape")
+        if len(safe) == 1 and safe[0][0] == safe[0][1] and chr(safe[0][0]) in _RAW_OK:
+            out.append(chr(safe[0][0]))
+        else:
+            out.append(_class_text(safe))
+        atom = True
+    if depth != 0:
+        raise _Unsupported("an unbalanced '('")
+    return "".join(out)
+
+
+# llama-cpp-python's converter lets a string hold raw control characters ([^"\\]),
+# which JSON forbids (a raw newline in an argument fails the parser): llama.cpp's
+# own converter excludes them, and so does this rule.
+_JSON_CHAR = r'char ::= [^"\\\x00-\x1F] | "\\" (["\\/bfnrt] | "u" [0-9a-fA-F] [0-9a-fA-F] [0-9a-fA-F] [0-9a-fA-F])'
+
+
+def json_strict(rules: str) -> str:
+    """The converter's rules with its string characters limited to what JSON allows unescaped."""
+    return re.sub(r"^char ::= .*$", lambda _: _JSON_CHAR, rules, flags=re.M)
 
 
 def canonical_spacing(rules: str) -> str:
@@ -243,8 +536,6 @@ def build_regex(
 
 @lru_cache(maxsize=64)
 def _regex_cached(tools_key: tuple[str, ...], choice: ToolChoice, parallel: bool, reason: bool) -> str:
-    import re
-
     from outlines_core.json_schema import build_regex_from_schema
 
     tools, choice = _tools_for(tools_key, choice)
@@ -254,7 +545,7 @@ def _regex_cached(tools_key: tuple[str, ...], choice: ToolChoice, parallel: bool
     for t in tools:
         schema = t.get("parameters") or {"type": "object", "properties": {}}
         try:
-            args = build_regex_from_schema(json.dumps(engine_safe(schema)), r"[ ]?")
+            args = build_regex_from_schema(json.dumps(engine_safe(schema, "outlines")), r"[ ]?")
         except Exception as e:  # outlines-core raises its own error types
             raise ConstraintError(f"cannot build a regex for the schema of '{t['name']}': {e}") from None
         head = re.escape('{"name": ' + json.dumps(t["name"], ensure_ascii=False) + ', "arguments": ')

@@ -299,3 +299,154 @@ def test_large_bounds_are_left_to_the_validator(vocab: Any, token_bytes: Any, en
     c = build(engine, [big], ToolChoice("required"))
     assert accepts(vocab, c, call("note", {"text": "x" * 80, "tag": "abc"}), token_bytes)
     assert not accepts(vocab, c, call("note", {"text": "x", "tag": "abcd"}), token_bytes)
+
+
+# -- strings are always JSON; formats and patterns where the engine has a safe rule ---------
+
+def _one(schema: dict[str, Any], name: str = "f") -> list[dict[str, Any]]:
+    props = {"x": schema}
+    return [{"type": "function", "function": {"name": name, "parameters": {
+        "type": "object", "properties": props, "required": ["x"], "additionalProperties": False}}}]
+
+
+def _arg(x: str, name: str = "f") -> str:
+    """A call whose argument ``x`` is written exactly as given (raw text between the quotes)."""
+    return "<tool_call>\n" + '{"name": "' + name + '", "arguments": {"x": "' + x + '"}}' + "\n</tool_call>"
+
+
+def _is_json(x: str) -> bool:
+    try:
+        json.loads('"' + x + '"')
+        return True
+    except ValueError:
+        return False
+
+
+RAW_CONTROL = ["line one\nline two", "a\tb", "bell\x07"]
+
+
+@pytest.mark.parametrize("schema", [{"type": "string"}, {"type": "string", "maxLength": 20}, {"type": "string", "pattern": "^.+$"}])
+def test_strings_cannot_hold_raw_control_characters(vocab: Any, token_bytes: Any, engine: str, schema: dict[str, Any]) -> None:
+    # llama-cpp-python's converter allowed them ([^"\\]): a raw newline in an argument
+    # made a call that is not JSON, under the constraint.
+    c = build(engine, _one(schema), ToolChoice("required"))
+    for x in RAW_CONTROL:
+        assert not _is_json(x) and not accepts(vocab, c, _arg(x), token_bytes), repr(x)
+    if "pattern" in schema:  # a patterned string is written without escapes ('.' is no newline anyway)
+        assert accepts(vocab, c, _arg("line one"), token_bytes)
+    else:
+        assert accepts(vocab, c, _arg("line one\\nline two"), token_bytes)  # the escaped form
+
+
+def test_free_form_object_values_are_json_too(vocab: Any, token_bytes: Any, engine: str) -> None:
+    c = build(engine, _one({"type": "object"}), ToolChoice("required"))
+    ok = '<tool_call>\n{"name": "f", "arguments": {"x": {"k": "v\\n"}}}\n</tool_call>'
+    bad = '<tool_call>\n{"name": "f", "arguments": {"x": {"k": "v\n"}}}\n</tool_call>'
+    assert accepts(vocab, c, ok, token_bytes) and not accepts(vocab, c, bad, token_bytes)
+
+
+FORMATS = {  # format: (values that must be accepted, values that must not)
+    "date": (["2024-02-29", "1999-12-31"], ["2024-13-01", "24-01-01", "2024/01/01", "today"]),
+    "date-time": (["2024-02-29T10:30:00Z"], ["2024-02-29 10:30:00", "2024-02-29T25:00:00Z", "now"]),
+    "uuid": (["123e4567-e89b-42d3-a456-426614174000"], ["123e4567e89b42d3a456426614174000", "not-a-uuid"]),
+    "time": (["10:30:00Z", "23:59:59+02:00"], ["24:00:00Z", "10:30", "noon"]),
+}
+
+
+@pytest.mark.parametrize("fmt", sorted(FORMATS))
+def test_string_formats_the_engine_has_a_rule_for(vocab: Any, token_bytes: Any, engine: str, fmt: str) -> None:
+    from localagent.grammar import GRAMMAR_FORMATS
+
+    good, bad = FORMATS[fmt]
+    c = build(engine, _one({"type": "string", "format": fmt}), ToolChoice("required"))
+    for x in good:
+        assert accepts(vocab, c, _arg(x), token_bytes), x
+    enforced = fmt in GRAMMAR_FORMATS[engine]  # outlines-core's time regex can write a raw backslash
+    for x in bad:
+        assert accepts(vocab, c, _arg(x), token_bytes) != enforced, x
+
+
+@pytest.mark.parametrize("fmt", ["email", "uri", "hostname", "ipv4"])
+def test_other_formats_fall_back_to_a_plain_string(vocab: Any, token_bytes: Any, engine: str, fmt: str) -> None:
+    # Neither engine has a JSON-safe rule for these (outlines-core refuses most, and its
+    # email and uri regexes can write a raw quote): the grammar builds, allows any JSON
+    # string, and leaves the format to the validator. It does not fail the step.
+    c = build(engine, _one({"type": "string", "format": fmt}), ToolChoice("required"))
+    assert accepts(vocab, c, _arg("anything at all"), token_bytes)
+    assert not accepts(vocab, c, _arg("raw\nnewline"), token_bytes)
+
+
+PATTERNS = [  # pattern: (accepted, rejected), as JSON Schema means it (a search)
+    ("^[A-Z]{3}-[0-9]+$", ["ABC-12"], ["AB-12", "ABC-", "abc-12", "xABC-12"]),
+    ("^\\d{4}$", ["2024"], ["202", "20245", "abcd"]),
+    ("^[a-z]+(?:_[a-z]+)*$", ["snake_case"], ["Snake", "a__b", "_a"]),
+    ("^a.c$", ["abc", "a c"], ["ac", 'a\\"c', "a\\\\c"]),  # '.' never writes a quote or backslash
+    ("[0-9]", ["room 101", "7"], ["no digits"]),  # unanchored: contains a digit
+    ("^v|beta$", ["v1.2", "v", "1.0-beta"], ["1.0", "beta1"]),
+    ("^[a-z]{1,500}$", ["abc"], ["ABC", ""]),  # a bound this big is left to the validator, not crashed on
+]
+
+
+@pytest.mark.parametrize("pattern,good,bad", PATTERNS, ids=[p[0] for p in PATTERNS])
+def test_patterns(vocab: Any, token_bytes: Any, engine: str, pattern: str, good: list[str], bad: list[str]) -> None:
+    c = build(engine, _one({"type": "string", "pattern": pattern}), ToolChoice("required"))
+    for x in good:
+        assert accepts(vocab, c, _arg(x), token_bytes), x
+    for x in bad:
+        assert not accepts(vocab, c, _arg(x), token_bytes), x
+
+
+@pytest.mark.parametrize("pattern", ["^(?=a)\\w+$", "\\bword\\b", '^say "hi"$', "^(a)\\1$", "^(a$", "a^b"])
+def test_patterns_the_rewrite_cannot_take_are_left_to_the_validator(vocab: Any, token_bytes: Any, engine: str, pattern: str) -> None:
+    # llama-cpp-python's converter refuses an unanchored pattern (the whole grammar failed
+    # to build) and outlines-core some others: a pattern is a check the validator makes
+    # anyway, so it must not stop the step; the string stays JSON.
+    c = build(engine, _one({"type": "string", "pattern": pattern}), ToolChoice("required"))
+    assert accepts(vocab, c, _arg("anything"), token_bytes)
+    assert not accepts(vocab, c, _arg('a"b'), token_bytes)
+
+
+def test_properties_named_like_keywords_are_not_keywords(vocab: Any, token_bytes: Any, engine: str) -> None:
+    # The search tool has an argument called "pattern": it is a name, not a regex.
+    t = [{"type": "function", "function": {"name": "search", "parameters": {
+        "type": "object",
+        "properties": {"pattern": {"type": "string"}, "format": {"type": "string", "enum": ["a", "b"]},
+                       "maxLength": {"type": "integer"}},
+        "required": ["pattern", "format", "maxLength"], "additionalProperties": False}}}]
+    c = build(engine, t, ToolChoice("required"))
+    assert accepts(vocab, c, call("search", {"pattern": "TODO", "format": "a", "maxLength": 3}), token_bytes)
+    assert not accepts(vocab, c, call("search", {"pattern": "TODO", "format": "c", "maxLength": 3}), token_bytes)
+
+
+REWRITTEN = ["^[A-Z]{3}-[0-9]+$", "^a.c$", "[0-9]", "^v|beta$", "^[^x]+$", "^\\w+@\\w+\\.com$", "^[ -~]{2,5}$",
+             "^(?:ab|cd)+$", "colou?r", "^\\S+\\s\\S+$", "^[\\d.]+$", "^caf\u00e9|th\u00e9$"]
+
+
+@pytest.mark.parametrize("pattern", REWRITTEN)
+def test_the_rewritten_pattern_allows_only_strings_the_original_matches(pattern: str) -> None:
+    import re
+
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from localagent.grammar import json_safe_pattern
+
+    safe = json_safe_pattern(pattern)
+    assert safe is not None and safe.startswith("^") and safe.endswith("$")
+    unsafe = re.compile(r'["\\\x00-\x1f]')
+    # JSON Schema's regexes are ECMA-262's: \d and \w are ASCII, \s is Unicode white space.
+    space = "\t\n\x0b\x0c\r \xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
+    original = re.compile(pattern.replace("\\S", f"[^{space}]").replace("\\s", f"[{space}]"), re.ASCII)
+
+    @settings(max_examples=150)
+    @given(st.one_of(st.from_regex(pattern), st.text(max_size=12)))
+    def check(s: str) -> None:
+        ok_json = unsafe.search(s) is None
+        # Sound: whatever the rewrite allows matches the original and needs no JSON escape.
+        if re.fullmatch(safe, s):
+            assert original.search(s) and ok_json, s
+        # And complete for those strings (no bound here is above the grammar's cap).
+        if ok_json and original.search(s):
+            assert re.fullmatch(safe, s), s
+
+    check()
