@@ -22,7 +22,7 @@ def call_text(name: str, **arguments: Any) -> str:
 
 @dataclass
 class FakeBackend:
-    """Replies from a queue; records every request it was given.
+    """Replies from a queue; records every request it was given, and its options.
 
     Token counts are whitespace words, so tests can reason about budgets. The
     KV cache is simulated: a step evaluates only what is new since the last.
@@ -33,6 +33,7 @@ class FakeBackend:
     context_size: int = 8192
     native_tools: bool = True
     requests: list[list[Message]] = field(default_factory=list)  # a snapshot per call
+    options: list[GenerateOptions] = field(default_factory=list)  # what each call was asked under (the grammar, ...)
     _cached: list[str] = field(default_factory=list)
 
     @classmethod
@@ -62,6 +63,7 @@ class FakeBackend:
         self, messages: list[Message], tools: list[dict[str, Any]], options: GenerateOptions
     ) -> Generation:
         self.requests.append(list(messages))  # the loop keeps appending to its own list
+        self.options.append(options)
         prompt = self._render(messages, tools)
         common = 0
         for a, b in zip(prompt, self._cached):

@@ -3,8 +3,16 @@
 Two uses of one primitive: ``allows(token)`` checks a single candidate (the
 cheap check the fast path makes on the token it sampled), ``mask(logits)``
 checks the whole vocabulary (what llama-cpp-python's stock path does on every
-token). Nothing here raises inside a sampler callback, so no error can be
-swallowed by ctypes and let generation go on unconstrained.
+token).
+
+Failing closed: no Python code runs inside a sampler callback here, so ctypes
+cannot swallow an error ("Exception ignored") and let generation go on
+unconstrained. An error of the engine itself is never raised into the decoder
+either: the matcher records it in ``error`` and from then on allows nothing, so
+any decoder that obeys ``allows`` and ``mask`` ends the step with a constraint
+error instead of generating. ``accept`` checks the token first: llama.cpp
+answers a token its grammar rejects with a C++ exception, which aborts the
+whole process.
 """
 
 from __future__ import annotations
@@ -29,6 +37,7 @@ class GrammarMatcher:
         if not self._smpl:
             raise ConstraintError("llama.cpp could not parse the grammar (see --verbose for its log)")
         self.n_vocab = n_vocab
+        self.error: str | None = None  # set once the engine failed; nothing is allowed after
         self._one = (llama_cpp.llama_token_data * 1)()
         self._one_arr = llama_cpp.llama_token_data_array(
             data=ctypes.cast(self._one, llama_cpp.llama_token_data_p), size=1, selected=-1, sorted=False
@@ -36,41 +45,68 @@ class GrammarMatcher:
         self._full: Any = None
         self._full_np: np.ndarray | None = None
 
+    def _fail(self, what: str) -> None:
+        if self.error is None:
+            self.error = f"the grammar engine failed: {what}; the step is stopped (fail closed)"
+
     def allows(self, token: int) -> bool:
         """Whether ``token`` may come next (one-candidate check, microseconds)."""
-        self._one[0].id = token  # type: ignore[assignment]  # ctypes converts the int
-        self._one[0].logit = 0.0
-        self._one[0].p = 0.0
-        self._one_arr.size = 1
-        self._one_arr.selected = -1
-        llama_cpp.llama_sampler_apply(self._smpl, ctypes.byref(self._one_arr))
-        return bool(self._one[0].logit != _NEG_INF)
+        if self.error is not None or self._smpl is None:
+            return False
+        try:
+            self._one[0].id = token  # type: ignore[assignment]  # ctypes converts the int
+            self._one[0].logit = 0.0
+            self._one[0].p = 0.0
+            self._one_arr.size = 1
+            self._one_arr.selected = -1
+            llama_cpp.llama_sampler_apply(self._smpl, ctypes.byref(self._one_arr))
+            return bool(self._one[0].logit != _NEG_INF)
+        except Exception as e:  # a broken binding or state: allow nothing from here on
+            self._fail(f"checking token {token} raised {type(e).__name__}: {e}")
+            return False
 
     def mask(self, logits: np.ndarray) -> np.ndarray:
-        """``logits`` with every token the grammar forbids set to -inf."""
-        if self._full is None:
-            self._full = (llama_cpp.llama_token_data * self.n_vocab)()
-            dtype = np.dtype([("id", np.int32), ("logit", np.float32), ("p", np.float32)], align=True)
-            self._full_np = np.ctypeslib.as_array(self._full).view(dtype)
-        assert self._full_np is not None
-        self._full_np["id"] = np.arange(self.n_vocab, dtype=np.int32)
-        self._full_np["logit"] = logits[: self.n_vocab]
-        arr = llama_cpp.llama_token_data_array(
-            data=ctypes.cast(self._full, llama_cpp.llama_token_data_p),
-            size=self.n_vocab,
-            selected=-1,
-            sorted=False,
-        )
-        llama_cpp.llama_sampler_apply(self._smpl, ctypes.byref(arr))
-        if arr.size != self.n_vocab:
-            raise ConstraintError("the grammar sampler changed the candidate list; cannot trust the mask")
+        """``logits`` with every token the grammar forbids set to -inf (all of them
+        once the engine has failed)."""
         out = np.full(self.n_vocab, _NEG_INF, dtype=np.float32)
-        out[self._full_np["id"]] = self._full_np["logit"]
-        return out
+        if self.error is not None or self._smpl is None:
+            return out
+        try:
+            if self._full is None:
+                self._full = (llama_cpp.llama_token_data * self.n_vocab)()
+                dtype = np.dtype([("id", np.int32), ("logit", np.float32), ("p", np.float32)], align=True)
+                self._full_np = np.ctypeslib.as_array(self._full).view(dtype)
+            assert self._full_np is not None
+            self._full_np["id"] = np.arange(self.n_vocab, dtype=np.int32)
+            self._full_np["logit"] = logits[: self.n_vocab]
+            arr = llama_cpp.llama_token_data_array(
+                data=ctypes.cast(self._full, llama_cpp.llama_token_data_p),
+                size=self.n_vocab,
+                selected=-1,
+                sorted=False,
+            )
+            llama_cpp.llama_sampler_apply(self._smpl, ctypes.byref(arr))
+            if arr.size != self.n_vocab:
+                self._fail("the grammar sampler changed the candidate list, so its mask cannot be trusted")
+                return out
+            out[self._full_np["id"]] = self._full_np["logit"]
+            return out
+        except Exception as e:
+            self._fail(f"masking the vocabulary raised {type(e).__name__}: {e}")
+            return np.full(self.n_vocab, _NEG_INF, dtype=np.float32)
 
     def accept(self, token: int) -> None:
-        """Advance the grammar past ``token`` (which must be allowed)."""
-        llama_cpp.llama_sampler_accept(self._smpl, token)
+        """Advance the grammar past ``token``. A token the grammar does not allow is
+        refused here (llama.cpp would abort the process) and ends the matcher."""
+        if self.error is not None:
+            return
+        if not self.allows(token):
+            self._fail(f"token {token} was accepted though the grammar does not allow it")
+            return
+        try:
+            llama_cpp.llama_sampler_accept(self._smpl, token)
+        except Exception as e:
+            self._fail(f"accepting token {token} raised {type(e).__name__}: {e}")
 
     def close(self) -> None:
         """Free the native sampler."""
@@ -81,5 +117,63 @@ class GrammarMatcher:
     def __del__(self) -> None:  # pragma: no cover - best effort
         try:
             self.close()
+        except Exception:
+            pass
+
+
+class FailClosed:
+    """Any matcher, with whatever it raises turned into the failed state: the
+    error is kept in ``error`` and nothing is allowed after it. The decoder wraps
+    every matcher in one, so no exception from a constraint engine can escape
+    the step or let it go on unconstrained."""
+
+    def __init__(self, inner: Any):
+        self._inner = inner
+        self._error: str | None = None
+
+    @property
+    def error(self) -> str | None:
+        """Why the constraint failed, from the engine or from here; None while it holds."""
+        return self._error or getattr(self._inner, "error", None)
+
+    def _fail(self, what: str, e: Exception) -> None:
+        if self._error is None:
+            self._error = f"the constraint engine failed: {what} raised {type(e).__name__}: {e}; the step is stopped (fail closed)"
+
+    def allows(self, token: int) -> bool:
+        """The inner ``allows``; False once anything failed."""
+        if self.error is not None:
+            return False
+        try:
+            return bool(self._inner.allows(token))
+        except Exception as e:
+            self._fail(f"checking token {token}", e)
+            return False
+
+    def mask(self, logits: np.ndarray) -> np.ndarray:
+        """The inner ``mask``; every token at -inf once anything failed."""
+        blocked = np.full(logits.shape[0], _NEG_INF, dtype=np.float32)
+        if self.error is not None:
+            return blocked
+        try:
+            out = self._inner.mask(logits)
+        except Exception as e:
+            self._fail("masking the vocabulary", e)
+            return blocked
+        return blocked if self.error is not None else out
+
+    def accept(self, token: int) -> None:
+        """The inner ``accept``, unless something already failed."""
+        if self.error is not None:
+            return
+        try:
+            self._inner.accept(token)
+        except Exception as e:
+            self._fail(f"accepting token {token}", e)
+
+    def close(self) -> None:
+        """The inner ``close``; an error there cannot matter any more."""
+        try:
+            self._inner.close()
         except Exception:
             pass

@@ -2,8 +2,10 @@
 
 It offers the same three operations as ``llama_grammar.GrammarMatcher``
 (``allows``, ``accept``, ``mask``), so the decoder does not know which engine
-it drives. Building an index walks the whole vocabulary once per regex (about
-a second for the 0.5B model's 151,936 tokens); the backend caches them.
+it drives, and fails closed the same way: an error of the index is recorded in
+``error`` and from then on nothing is allowed. Building an index walks the
+whole vocabulary once per regex (about a second for the 0.5B model's 151,936
+tokens); the backend caches them.
 """
 
 from __future__ import annotations
@@ -31,20 +33,41 @@ class OutlinesMatcher:
     def __init__(self, index: Any, eog: set[int]):
         self._index = index
         self._eog = eog
-        self._state = index.get_initial_state()
+        self.error: str | None = None  # set once the index failed; nothing is allowed after
+        try:
+            self._state = index.get_initial_state()
+        except Exception as e:
+            raise ConstraintError(f"outlines could not start the constraint: {type(e).__name__}: {e}") from None
+
+    def _fail(self, what: str) -> None:
+        if self.error is None:
+            self.error = f"the outlines index failed: {what}; the step is stopped (fail closed)"
 
     def allows(self, token: int) -> bool:
         """Whether ``token`` may come next; end of sequence only in a final state."""
-        if token in self._eog:
-            return bool(self._index.is_final_state(self._state))
-        return self._index.get_next_state(self._state, token) is not None
+        if self.error is not None:
+            return False
+        try:
+            if token in self._eog:
+                return bool(self._index.is_final_state(self._state))
+            return self._index.get_next_state(self._state, token) is not None
+        except Exception as e:
+            self._fail(f"checking token {token} raised {type(e).__name__}: {e}")
+            return False
 
     def mask(self, logits: np.ndarray) -> np.ndarray:
-        """``logits`` with every token the regex forbids set to -inf."""
+        """``logits`` with every token the regex forbids set to -inf (all of them
+        once the index has failed)."""
         out = np.full(logits.shape[0], -np.inf, dtype=np.float32)
-        allowed = list(self._index.get_allowed_tokens(self._state) or [])
-        allowed = [t for t in allowed if t < logits.shape[0] and (t not in self._eog or self._index.is_final_state(self._state))]
-        if self._index.is_final_state(self._state):
+        if self.error is not None:
+            return out
+        try:
+            final = bool(self._index.is_final_state(self._state))
+            allowed = [t for t in (self._index.get_allowed_tokens(self._state) or []) if t < logits.shape[0] and t not in self._eog]
+        except Exception as e:
+            self._fail(f"masking the vocabulary raised {type(e).__name__}: {e}")
+            return out
+        if final:
             allowed += [t for t in self._eog if t < logits.shape[0]]
         if allowed:
             idx = np.asarray(allowed, dtype=np.int64)
@@ -52,12 +75,17 @@ class OutlinesMatcher:
         return out
 
     def accept(self, token: int) -> None:
-        """Advance past ``token`` (which must be allowed)."""
-        if token in self._eog:
+        """Advance past ``token``. A token the regex does not allow ends the matcher."""
+        if self.error is not None or token in self._eog:
             return
-        nxt = self._index.get_next_state(self._state, token)
+        try:
+            nxt = self._index.get_next_state(self._state, token)
+        except Exception as e:
+            self._fail(f"accepting token {token} raised {type(e).__name__}: {e}")
+            return
         if nxt is None:
-            raise ConstraintError(f"token {token} is not allowed here")
+            self._fail(f"token {token} was accepted though the regex does not allow it")
+            return
         self._state = nxt
 
     def close(self) -> None:

@@ -1,0 +1,314 @@
+"""Failing closed, without a model: a constraint that cannot be built, or an engine
+that fails while a reply is generated, ends the step with a constraint error, and
+nothing the constraint did not allow is ever run.
+
+The matchers are checked with a tokenizer only (the tiny model loaded ``vocab_only``),
+the loop with the scripted fake. The same failures on a real model, through the
+real decoder: tests/test_real_fail_closed.py.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from localagent.backends.base import Generation
+from localagent.backends.fake import FakeBackend, call_text
+from localagent.backends.llama_grammar import FailClosed, GrammarMatcher
+from localagent.backends.outlines_engine import OutlinesMatcher, build_index
+from localagent.grammar import ToolChoice, build_constraint
+from localagent.loop import Agent, AgentConfig
+from localagent.stops import EXIT_CODES, Limits, StopReason
+from localagent.tools import tool
+from localagent.trace import read_trace
+
+ran: list[str] = []
+
+
+@tool
+def add(a: int, b: int) -> int:
+    """Add two numbers."""
+    ran.append(f"add({a},{b})")
+    return a + b
+
+
+@tool
+def lookup(key: str) -> str:
+    """Look a key up."""
+    ran.append(f"lookup({key})")
+    return f"value of {key}"
+
+
+@pytest.fixture(autouse=True)
+def _clear() -> None:
+    ran.clear()
+
+
+# -- the matchers: an engine error is recorded, and nothing is allowed after it ----------
+
+TOOLS = [add.openai_schema(), lookup.openai_schema()]
+CALL = call_text("add", a=1, b=2)
+
+
+@pytest.fixture(scope="module")
+def vocab() -> Any:
+    from llama_cpp import Llama
+
+    from localagent.provision import resolve_model
+
+    return Llama(str(resolve_model("smollm2-135m", progress=False)), vocab_only=True, verbose=False)
+
+
+def _gbnf(vocab: Any) -> GrammarMatcher:
+    import llama_cpp
+
+    c = build_constraint(TOOLS, ToolChoice("required"))
+    return GrammarMatcher(llama_cpp.llama_model_get_vocab(vocab.model), vocab.n_vocab(), c.text)
+
+
+def _tokens(vocab: Any, text: str) -> list[int]:
+    return list(vocab.tokenize(text.encode(), add_bos=False, special=True))
+
+
+def _is_dead(m: Any, vocab: Any) -> None:
+    """Nothing allowed any more, by either check, and the reason on record."""
+    assert m.error and "fail closed" in m.error
+    assert not any(m.allows(t) for t in range(0, vocab.n_vocab(), 97))
+    assert not m.allows(vocab.token_eos())
+    assert np.isneginf(m.mask(np.zeros(vocab.n_vocab(), dtype=np.float32))).all()
+
+
+def test_accepting_a_token_the_grammar_rejects_does_not_abort_the_process(vocab: Any, tmp_path: Path) -> None:
+    # llama.cpp answers it with a C++ exception, which ends the process (std::terminate)
+    # with no trace and no stop reason; the matcher refuses the token itself. Run in a
+    # child process so that a regression shows as a failure, not as a dead test run.
+    script = """
+import llama_cpp, sys
+from llama_cpp import Llama
+from localagent.backends.llama_grammar import GrammarMatcher
+from localagent.grammar import ToolChoice, build_constraint
+from localagent.provision import resolve_model
+v = Llama(str(resolve_model("smollm2-135m", progress=False)), vocab_only=True, verbose=False)
+schema = {"type": "function", "function": {"name": "f", "parameters": {"type": "object", "properties": {}}}}
+m = GrammarMatcher(llama_cpp.llama_model_get_vocab(v.model), v.n_vocab(), build_constraint([schema], ToolChoice("required")).text)
+tok = v.tokenize(b"hello", add_bos=False)[0]
+assert not m.allows(tok)
+m.accept(tok)
+print("alive;", m.error)
+"""
+    p = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr[-2000:]
+    assert "alive;" in p.stdout and "does not allow it" in p.stdout and "fail closed" in p.stdout
+
+
+@pytest.mark.parametrize("native", ["llama_sampler_apply", "llama_sampler_accept"])
+def test_a_gbnf_engine_error_mid_reply_leaves_nothing_allowed(vocab: Any, native: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    import llama_cpp
+
+    m = _gbnf(vocab)
+    toks = _tokens(vocab, CALL)
+    for t in toks[:3]:  # a few tokens through the working engine
+        assert m.allows(t)
+        m.accept(t)
+    assert m.error is None
+
+    def broken(*args: Any) -> None:
+        raise RuntimeError("engine state corrupted")
+
+    monkeypatch.setattr(llama_cpp, native, broken)
+    if native == "llama_sampler_apply":
+        assert not m.allows(toks[3])
+    else:
+        m.accept(toks[3])  # no exception into the decoder
+    monkeypatch.undo()  # the engine works again; the matcher stays failed
+    assert "RuntimeError: engine state corrupted" in (m.error or "")
+    _is_dead(m, vocab)
+    m.close()
+
+
+class _Index:
+    """An outlines-core index stand-in that works, then raises on every call."""
+
+    def __init__(self, real: Any, fail_after: int):
+        self.real, self.calls, self.fail_after = real, 0, fail_after
+
+    def __getattr__(self, name: str) -> Any:
+        def call(*args: Any) -> Any:
+            self.calls += 1
+            if self.calls > self.fail_after:
+                raise ValueError("index corrupted")
+            return getattr(self.real, name)(*args)
+
+        return call
+
+
+def _outlines_index(vocab: Any) -> Any:
+    import llama_cpp
+
+    v = llama_cpp.llama_model_get_vocab(vocab.model)
+    token_bytes: dict[bytes, list[int]] = {}
+    for i in range(vocab.n_vocab()):
+        if not llama_cpp.llama_vocab_is_eog(v, i) and (b := vocab.detokenize([i], special=True)):
+            token_bytes.setdefault(b, []).append(i)
+    c = build_constraint(TOOLS, ToolChoice("required"), engine="outlines")
+    return build_index(c.text, token_bytes, vocab.token_eos())
+
+
+@pytest.fixture(scope="module")
+def outlines_index(vocab: Any) -> Any:
+    return _outlines_index(vocab)
+
+
+@pytest.mark.parametrize("step", ["allows", "accept", "mask"])
+def test_an_outlines_index_error_mid_reply_leaves_nothing_allowed(vocab: Any, outlines_index: Any, step: str) -> None:
+    index = _Index(outlines_index, fail_after=10**9)
+    m = OutlinesMatcher(index, {vocab.token_eos()})
+    toks = _tokens(vocab, CALL)
+    for t in toks[:3]:
+        assert m.allows(t)
+        m.accept(t)
+    index.fail_after = index.calls  # every call from here raises
+    if step == "allows":
+        assert not m.allows(toks[3])
+    elif step == "accept":
+        m.accept(toks[3])
+    else:
+        assert np.isneginf(m.mask(np.zeros(vocab.n_vocab(), dtype=np.float32))).all()
+    assert "ValueError: index corrupted" in (m.error or "")
+    index.fail_after = 10**9  # working again; the matcher stays failed
+    _is_dead(m, vocab)
+
+
+def test_outlines_accepting_a_rejected_token_fails_closed(vocab: Any, outlines_index: Any) -> None:
+    m = OutlinesMatcher(outlines_index, {vocab.token_eos()})
+    tok = _tokens(vocab, "hello")[0]
+    assert not m.allows(tok)
+    m.accept(tok)
+    assert "does not allow it" in (m.error or "")
+    _is_dead(m, vocab)
+
+
+class _Raising:
+    """A matcher whose every operation raises from its ``n``-th call on."""
+
+    def __init__(self, inner: Any, n: int):
+        self.inner, self.n, self.calls = inner, n, 0
+
+    def _tick(self) -> None:
+        self.calls += 1
+        if self.calls >= self.n:
+            raise KeyError("bug in a constraint engine")
+
+    def allows(self, token: int) -> bool:
+        self._tick()
+        return bool(self.inner.allows(token))
+
+    def accept(self, token: int) -> None:
+        self._tick()
+        self.inner.accept(token)
+
+    def mask(self, logits: np.ndarray) -> np.ndarray:
+        self._tick()
+        return np.asarray(self.inner.mask(logits))
+
+    def close(self) -> None:
+        raise RuntimeError("close fails too")
+
+
+@pytest.mark.parametrize("n", [1, 2, 5])
+def test_fail_closed_turns_any_matcher_exception_into_the_failed_state(vocab: Any, n: int) -> None:
+    m = FailClosed(_Raising(_gbnf(vocab), n))
+    toks = _tokens(vocab, CALL)
+    for t in toks[:3]:
+        if m.allows(t):
+            m.accept(t)
+    assert "KeyError" in (m.error or "") and "bug in a constraint engine" in (m.error or "")
+    _is_dead(m, vocab)
+    m.close()  # does not raise
+
+
+def test_fail_closed_passes_a_working_matcher_through(vocab: Any) -> None:
+    plain, wrapped = _gbnf(vocab), FailClosed(_gbnf(vocab))
+    for t in _tokens(vocab, CALL):
+        assert plain.allows(t) and wrapped.allows(t)
+        plain.accept(t)
+        wrapped.accept(t)
+    logits = np.random.default_rng(0).normal(size=vocab.n_vocab()).astype(np.float32)
+    assert np.array_equal(plain.mask(logits), wrapped.mask(logits))
+    assert wrapped.allows(vocab.token_eos()) and wrapped.error is None
+
+
+# -- the loop: a constraint error is a clean stop, and nothing unconstrained runs ------------
+
+
+def run(tmp_path: Path, replies: list[Any], tools: list[Any] | None = None, **config: Any) -> tuple[Any, list[dict[str, Any]], FakeBackend]:
+    fake = FakeBackend.scripted(replies)
+    path = tmp_path / "trace.jsonl"
+    result = Agent(fake, tools or [add, lookup], config=AgentConfig(**config)).run("the task", trace=path)
+    return result, read_trace(path), fake
+
+
+def _ends_cleanly(result: Any, trace: list[dict[str, Any]]) -> None:
+    assert result.stop_reason is StopReason.CONSTRAINT_ERROR and EXIT_CODES[result.stop_reason] == 8
+    assert trace[0]["type"] == "run_start" and trace[-1]["type"] == "run_end"
+    assert trace[-1]["stop_reason"] == "constraint_error"
+    assert ran == []
+
+
+def test_a_named_tool_that_does_not_exist_stops_before_the_model_runs(tmp_path: Path) -> None:
+    result, trace, fake = run(tmp_path, [CALL, "ok"], tool_choice="nope")
+    _ends_cleanly(result, trace)
+    assert "'nope'" in result.message and "add, lookup" in result.message
+    assert fake.requests == []
+
+
+@pytest.mark.parametrize("engine", ["gbnf", "outlines"])
+def test_a_schema_no_grammar_can_be_built_for_stops_the_step(tmp_path: Path, engine: str) -> None:
+    broken = dataclasses.replace(lookup, parameters={"type": "object", "properties": {"key": {"type": "frobnicate"}}})
+    result, trace, fake = run(tmp_path, [call_text("lookup", key="k"), "ok"], tools=[add, broken], engine=engine)
+    _ends_cleanly(result, trace)
+    assert "cannot build" in result.message and fake.requests == []
+
+
+def test_a_backend_that_reports_a_constraint_failure_runs_nothing(tmp_path: Path) -> None:
+    # The reply holds a complete, valid call; the backend says the constraint failed while
+    # it was generated, so it cannot be trusted: not parsed, not run.
+    failed = Generation(CALL, "error", error="the constraint engine failed: ... (fail closed)", info={"constraint_error": True})
+    result, trace, fake = run(tmp_path, [failed, "never asked"])
+    _ends_cleanly(result, trace)
+    steps = [r for r in trace if r["type"] == "step"]
+    assert len(steps) == 1 and steps[0]["calls"] == [] and steps[0]["error"].startswith("the constraint engine failed")
+    assert len(fake.requests) == 1 and "<tool_call>" not in result.answer
+
+
+# -- tool_choice reaches the grammar, not the prompt ----------------------------------------
+
+
+@pytest.mark.parametrize("choice", ["auto", "required", "none", "lookup"])
+def test_tool_choice_is_the_grammar_the_backend_gets(tmp_path: Path, choice: str) -> None:
+    reply = "fine" if choice == "none" else call_text("lookup", key="k")
+    result, _, fake = run(tmp_path, [reply, "done"], tool_choice=choice, live_grammar=False, limits=Limits(max_steps=2))
+    expected = build_constraint([add.openai_schema(), lookup.openai_schema()], ToolChoice.parse(choice), parallel=False)
+    assert fake.options[0].grammar == expected.text
+    assert fake.options[0].tool_choice == choice
+    # A choice is made by the grammar alone: the prompt is the same whatever it is.
+    plain, _, plain_fake = run(tmp_path, [reply, "done"], live_grammar=False, limits=Limits(max_steps=2))
+    assert [m.content for m in fake.requests[0]] == [m.content for m in plain_fake.requests[0]]
+    assert json.dumps(fake.options[0].call_heads) == json.dumps(expected.heads)
+
+
+def test_the_grammars_for_each_choice_differ(tmp_path: Path) -> None:
+    texts = {}
+    for choice in ("auto", "required", "none", "lookup"):
+        _, _, fake = run(tmp_path, ["fine"], tool_choice=choice, live_grammar=False, limits=Limits(max_steps=1))
+        texts[choice] = fake.options[0].grammar
+    assert len(set(texts.values())) == 4
+    assert texts["none"] is not None and "call0" not in texts["none"]
+    assert '\\"lookup\\"' in texts["lookup"] and '\\"add\\"' not in texts["lookup"]

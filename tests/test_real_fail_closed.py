@@ -1,0 +1,172 @@
+"""Failing closed on a real model, through the real decoder: a constraint engine that
+fails while a reply is generated ends the step as a constraint error, and every token
+of the reply up to there was one the constraint allowed.
+
+The engine is made to fail where it really runs: llama.cpp's grammar sampler (its
+native accept raising) and outlines-core's index (raising from its next state). The
+tiny model keeps this cheap; the decoder is the same for every model.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from localagent import Agent, AgentConfig, StopReason
+from localagent.backends.base import GenerateOptions
+from localagent.builtin_tools import workspace_tools
+from localagent.grammar import ToolChoice, build_constraint
+from localagent.messages import Message
+from localagent.stops import EXIT_CODES
+from localagent.trace import read_trace
+from localagent.workspace import Workspace
+
+pytestmark = pytest.mark.real
+
+MESSAGES = [Message("user", "Read the file notes.txt.")]
+READ = {
+    "type": "function",
+    "function": {
+        "name": "read_file",
+        "description": "Read a text file.",
+        "parameters": {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]},
+    },
+}
+
+
+class _FailingCalls:
+    """Calls ``fn`` for the first ``n`` calls, then raises on every one."""
+
+    def __init__(self, fn: Any, n: int, error: type[Exception] = RuntimeError):
+        self.fn, self.n, self.calls, self.error = fn, n, 0, error
+
+    def __call__(self, *args: Any) -> Any:
+        self.calls += 1
+        if self.calls > self.n:
+            raise self.error("the engine broke mid-reply")
+        return self.fn(*args)
+
+
+def _allowed_prefix(smol: Any, constraint: Any, text: str) -> bool:
+    """Whether every token of ``text`` is one the constraint allows, in order."""
+    import llama_cpp
+
+    from localagent.backends.llama_grammar import GrammarMatcher
+
+    m = GrammarMatcher(llama_cpp.llama_model_get_vocab(smol.llm.model), smol.n_vocab, constraint.text)
+    try:
+        for tok in smol.tokenize(text):
+            if not m.allows(tok):
+                return False
+            m.accept(tok)
+        return True
+    finally:
+        m.close()
+
+
+def test_a_grammar_engine_failure_mid_reply_is_a_constraint_error(smol: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    import llama_cpp
+
+    c = build_constraint([READ], ToolChoice("required"), parallel=False)
+    opts = GenerateOptions(max_tokens=48, grammar=c.text)
+    whole = smol.generate(MESSAGES, [READ], opts)  # the same reply with the engine working
+    assert whole.finish_reason in ("stop", "length") and whole.text.startswith("<tool_call>")
+
+    failing = _FailingCalls(llama_cpp.llama_sampler_accept, 6)
+    monkeypatch.setattr(llama_cpp, "llama_sampler_accept", failing)
+    gen = smol.generate(MESSAGES, [READ], opts)
+    monkeypatch.undo()
+    assert failing.calls > 6  # it did fail, mid-reply
+    assert gen.finish_reason == "error" and gen.info.get("constraint_error"), (gen.finish_reason, gen.text)
+    assert "fail closed" in (gen.error or "")
+    # What came out before the failure is what the working engine produced, all of it allowed.
+    assert whole.text.startswith(gen.text) and len(gen.text) < len(whole.text)
+    assert _allowed_prefix(smol, c, gen.text)
+
+
+def test_an_outlines_index_failure_mid_reply_is_a_constraint_error(smol: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    import localagent.backends.llama as llama_backend
+    from localagent.backends.outlines_engine import OutlinesMatcher
+
+    tool = {"type": "function", "function": {**READ["function"], "name": "read_notes"}}  # an index of its own
+    c = build_constraint([tool], ToolChoice("required"), engine="outlines")
+    real_build, built = llama_backend.build_index, []
+
+    class Breaking:
+        """The real index until its 60th lookup, then an error on every one."""
+
+        def __init__(self, index: Any):
+            self.index, self.calls = index, 0
+            built.append(index)
+
+        def get_initial_state(self) -> Any:
+            return self.index.get_initial_state()
+
+        def __getattr__(self, name: str) -> Any:
+            def call(*args: Any) -> Any:
+                self.calls += 1
+                if self.calls > 60:
+                    raise ValueError("index corrupted")
+                return getattr(self.index, name)(*args)
+
+            return call
+
+    monkeypatch.setattr(llama_backend, "build_index", lambda *a: Breaking(real_build(*a)))
+    smol._indexes.pop(c.text, None)
+    try:
+        gen = smol.generate(MESSAGES, [tool], GenerateOptions(max_tokens=48, regex=c.text))
+    finally:
+        smol._indexes.pop(c.text, None)  # not kept for later tests
+    assert gen.finish_reason == "error" and gen.info.get("constraint_error"), (gen.finish_reason, gen.text)
+    assert gen.text.startswith("<tool_call>")  # it failed mid-reply, not before
+    m = OutlinesMatcher(built[0], smol._eog_ids)  # every token that came out, the index allows
+    for tok in smol.tokenize(gen.text):
+        assert m.allows(tok)
+        m.accept(tok)
+
+
+def test_the_run_stops_as_constraint_error_and_runs_nothing(smol: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import llama_cpp
+
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / "notes.txt").write_text("The launch code is PURPLE-42.\n")
+    tools = [t for t in workspace_tools(Workspace(root)) if t.name == "read_file"]
+    agent = Agent(smol, tools, root=root, config=AgentConfig(max_tokens=48, tool_choice="required"))
+    monkeypatch.setattr(llama_cpp, "llama_sampler_accept", _FailingCalls(llama_cpp.llama_sampler_accept, 8))
+    r = agent.run("What is the launch code in notes.txt?", trace=tmp_path / "t.jsonl")
+    monkeypatch.undo()
+    assert r.stop_reason is StopReason.CONSTRAINT_ERROR and EXIT_CODES[r.stop_reason] == 8, r.message
+    recs = read_trace(tmp_path / "t.jsonl")
+    assert [x["type"] for x in recs] == ["run_start", "step", "run_end"]
+    assert recs[1]["calls"] == [] and recs[1]["results"] == [] and recs[1]["finish_reason"] == "error"
+    assert recs[-1]["stop_reason"] == "constraint_error"
+    assert "PURPLE" not in r.answer  # the file was never read
+
+
+@pytest.mark.xfail(
+    strict=True,
+    raises=KeyError,
+    reason="localagent/backends/llama.py does not wrap its matcher in llama_grammar.FailClosed yet: "
+    "an exception raised by a matcher itself escapes generate() (see the report for the change)",
+)
+def test_a_matcher_that_raises_is_a_constraint_error_not_an_exception(smol: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    import localagent.backends.llama as llama_backend
+    from localagent.backends.llama_grammar import GrammarMatcher
+
+    class Raising(GrammarMatcher):
+        n = 0
+
+        def accept(self, token: int) -> None:
+            Raising.n += 1
+            if Raising.n > 5:
+                raise KeyError("a bug in the matcher")
+            super().accept(token)
+
+    monkeypatch.setattr(llama_backend, "GrammarMatcher", Raising)
+    c = build_constraint([READ], ToolChoice("required"), parallel=False)
+    gen = smol.generate(MESSAGES, [READ], GenerateOptions(max_tokens=48, grammar=c.text))
+    assert gen.finish_reason == "error" and gen.info.get("constraint_error")
+    assert "KeyError" in (gen.error or "") and "fail closed" in (gen.error or "")
