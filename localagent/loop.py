@@ -321,7 +321,7 @@ class Agent:
                     stop = Stop(StopReason.ANSWERED, "the model answered")
                     self._record(writer, records, step, gen, [], [], [], t0)
                     break
-                inflight.gen, inflight.calls = gen, calls
+                inflight.gen, inflight.calls, inflight.content = gen, calls, content
                 for c in calls:
                     if ev.on_call:
                         ev.on_call(c)
@@ -455,7 +455,8 @@ class Agent:
         return calls, errors, parsed.content
 
     def _record_interrupted(self, writer: TraceWriter, records: list[StepRecord], f: "_InFlight") -> str:
-        """Record the step an interrupt cut short; the partial prose, if it was prose."""
+        """Record the step an interrupt cut short; the partial answer: the prose streamed so
+        far, or the prose of a turn whose calls were cut short."""
         text = "".join(f.streamed)
         if f.gen is None:  # cut off while generating
             gen = Generation(text=text, finish_reason="error", error="interrupted while generating")
@@ -465,7 +466,7 @@ class Agent:
         done = {r.call_id: r for r in f.results}
         results = [done.get(c.id) or ToolResult(c.id, c.name, info.render(), error=info) for c in f.calls]
         self._record(writer, records, f.step, f.gen, f.calls, results, [], f.t0)
-        return ""
+        return f.content
 
     def _record(
         self,
@@ -556,6 +557,7 @@ class _InFlight:
     streamed: list[str] = field(default_factory=list)
     gen: Generation | None = None  # set once the model's turn is complete
     calls: list[ToolCall] = field(default_factory=list)
+    content: str = ""  # the turn's prose beside its calls
     results: list[ToolResult] = field(default_factory=list)
 
 
