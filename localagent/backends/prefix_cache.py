@@ -5,7 +5,9 @@ next, so the state after evaluating them is saved once (keyed by the model
 file, the chat template and the prefix tokens) and loaded instead of being
 evaluated again. An entry is written to a temporary name and renamed into
 place with a sha256 beside it; one that fails its checksum, or whose stored
-tokens are not the prefix, is deleted and rebuilt, never used.
+tokens are not the prefix, is deleted and rebuilt, never used. A run killed
+while saving leaves only a temporary file, never read, and removed by the next
+save.
 """
 
 from __future__ import annotations
@@ -43,6 +45,16 @@ def _sha256(path: Path) -> str:
     return h.hexdigest()
 
 
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # someone else's process
+        return True
+    return True
+
+
 class PrefixCache:
     """Save and load the KV state of a prompt prefix for one llama context."""
 
@@ -72,21 +84,40 @@ class PrefixCache:
         return ok
 
     def save(self, ctx: Any, key: str, tokens: list[int]) -> bool:
-        """Save the state of ``ctx`` (which holds exactly ``tokens``) under ``key``."""
+        """Save the state of ``ctx`` (which holds exactly ``tokens``) under ``key``.
+
+        Both files are written under temporary names and renamed into place, the checksum
+        after the state: a run killed at any point leaves no entry, the old one, or a state
+        whose checksum fails (deleted and rebuilt on load). Temporary files of runs that
+        died are removed."""
         state, digest = self._paths(key)
+        tmp = state.with_name(f"{state.name}.{os.getpid()}.partial")
+        tmp_digest = digest.with_name(f"{digest.name}.{os.getpid()}.partial")
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
-            tmp = state.with_name(f"{state.name}.{os.getpid()}.partial")
+            self._remove_leftovers()
             arr = (llama_cpp.llama_token * len(tokens))(*tokens)
             if not llama_cpp.llama_state_save_file(ctx, str(tmp).encode(), arr, len(tokens)):
-                tmp.unlink(missing_ok=True)
                 return False
-            sha = _sha256(tmp)
+            tmp_digest.write_text(_sha256(tmp) + "\n")
             os.replace(tmp, state)
-            digest.write_text(sha + "\n")
+            os.replace(tmp_digest, digest)
             return True
         except OSError:
             return False
+        finally:  # also on an interrupt: nothing half-written stays behind
+            tmp.unlink(missing_ok=True)
+            tmp_digest.unlink(missing_ok=True)
+
+    def _remove_leftovers(self) -> None:
+        """Delete the temporary files of saves whose process is gone (killed mid-write)."""
+        for p in self.folder.glob("*.partial"):
+            pid = p.suffixes[-2].lstrip(".") if len(p.suffixes) >= 2 else ""
+            if pid.isdigit() and not _alive(int(pid)):
+                try:
+                    p.unlink(missing_ok=True)
+                except OSError:  # not ours to delete: it is never read either way
+                    pass
 
     def drop(self, key: str) -> None:
         """Delete an entry (a stale or corrupt one)."""
