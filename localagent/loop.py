@@ -258,6 +258,7 @@ class Agent:
         stop: Stop | None = None
         answer = ""
         answered: set[str] = set()  # calls whose results are in the history
+        corrected: dict[str, str] = {}  # a failed call -> the corrected call its error offered
         step = 0
         inflight: _InFlight | None = None  # the step under way, for an interrupt
         try:
@@ -290,7 +291,7 @@ class Agent:
                         answer = _partial_prose(gen.text) or answer  # a server that died mid-answer
                     break
                 calls, errors, content = self._calls(gen, step)
-                if calls and not errors and self._is_repeat(calls, answered):
+                if calls and not errors and self._is_repeat(calls, answered, corrected):
                     # The same calls again, with their results already in the
                     # history: the model is stuck, not working. Ask it for prose.
                     try:
@@ -333,6 +334,8 @@ class Agent:
                 for c, r in zip(calls, results):
                     if r.is_error:
                         answered.discard(c.canonical())
+                        if r.error is not None and r.error.retry is not None:
+                            corrected[c.canonical()] = ToolCall("", **r.error.retry).canonical()
                     elif (t := self.tools.get(c.name)) is not None and t.irreversible:
                         answered.clear()  # the world changed: earlier results may be stale
                     else:
@@ -418,13 +421,16 @@ class Agent:
             and self.workspace.names_a_path(task)
         )
 
-    def _is_repeat(self, calls: list[ToolCall], answered: set[str]) -> bool:
+    def _is_repeat(self, calls: list[ToolCall], answered: set[str], corrected: dict[str, str]) -> bool:
+        """Whether the turn only asks again for results the history holds: the same call,
+        or a call that failed after its corrected form succeeded (the 0.5B model goes back
+        to the path the task named once it has read the right file)."""
         cfg = self.config
         return (
             cfg.repeat_guard
             and cfg.constrained
             and self._choice.mode == "auto"
-            and all(c.canonical() in answered for c in calls)
+            and all(c.canonical() in answered or corrected.get(c.canonical()) in answered for c in calls)
         )
 
     def _fit(self, msgs: list[Message], schemas: list[dict[str, Any]]) -> tuple[list[Message], Stop | None]:

@@ -4,7 +4,7 @@ Each task builds a small folder, names a *wrong* path for the file that holds th
 typo, the wrong folder, the wrong case, a folder where a file is needed) and says which
 distinctive fact the answer must carry. ``run_recovery`` runs the agent on each task in a
 fresh temporary folder and records whether it recovered: answered, with the fact, after a
-successful ``read_file`` of the right file. It also records whether the validator's error
+successful ``read_file`` of the right file (or a ``search`` within it). It also records whether the validator's error
 (``not_found`` with ``closest: ...``, or ``not_a_file`` listing the folder's files) was what
 the model had to recover from: under state-aware grammars the wrong path usually cannot even
 be generated, so that path is exercised far less often.
@@ -142,8 +142,11 @@ def recovery_outcome(task: RecoveryTask, records: list[Any], stop_reason: StopRe
             )
     first: dict[str, Any] | None = calls[0] if calls else None
     first_failed = first is not None and first["error"] in PATH_ERRORS
-    read_target = any(c["name"] == "read_file" and c["error"] is None and c["arguments"].get("path") == task.target
-                      for c in calls)
+    # The right file was looked into: read, or searched on its own (`search` with that path).
+    read_target = any(
+        c["name"] in ("read_file", "search") and c["error"] is None and c["arguments"].get("path") == task.target
+        for c in calls
+    )
     fact = task.expected.lower() in answer.lower()
     answered = stop_reason is StopReason.ANSWERED
     return {

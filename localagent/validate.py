@@ -81,13 +81,16 @@ class WorkspacePath(ArgCheck):
 
 
     def choices(self, ctx: ToolContext, limit: int) -> list[str] | None:
-        """Existing text files (or folders) under the root, when few enough."""
+        """Existing text files, folders, or both (a path of either kind, as `search`
+        takes) under the root, when few enough."""
         ws = self.workspace or ctx.workspace
-        if ws is None or not self.must_exist or self.kind is None:
+        if ws is None or not self.must_exist:
             return None
-        found = ws.text_files(limit + 1) if self.kind == "file" else ws.folders(limit + 1)
         if self.kind == "file" and not self.text:
             return None  # binary files are valid too; text_files would miss them
+        found = [] if self.kind == "file" else ws.folders(limit + 1)
+        if self.kind != "dir":
+            found += ws.text_files(limit + 1)
         return found if 0 < len(found) <= limit else None
 
 

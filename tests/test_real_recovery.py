@@ -1,10 +1,9 @@
 """The default model and wrong paths: does it recover through the validator's suggestion?
 
-Measured (see the README, "Recovery from wrong paths"): with plain validation the 0.5B model
-repeats the failed call word for word, ignoring "closest: src/main.py", until the
-no-progress stop. The recovery test keeps its full assertion and is marked as an expected
-failure (strict: it fails the suite once the model or the loop starts recovering, so the
-marker must then go).
+With plain validation (no state-aware grammar), the first read of `src/mian.py` fails with
+"closest: src/main.py; to retry: {...}", and the 0.5B model sends the corrected call on its
+next turn and answers. (Before the error carried the corrected call, it repeated the failed
+call word for word until the no-progress stop; see the README, "Recovery from wrong paths".)
 """
 
 from __future__ import annotations
@@ -55,7 +54,6 @@ def test_first_read_of_a_misspelt_file_fails_with_the_suggestion(mian_run: RunRe
     assert "closest: src/main.py" in result.content
 
 
-@pytest.mark.xfail(strict=True, reason="measured: the 0.5B model repeats read_file('src/mian.py') until the no-progress stop")
 def test_recovers_through_the_suggestion_within_the_step_limit(mian_run: RunResult) -> None:
     calls = _calls(mian_run)
     assert calls and calls[0][1].error is not None and "closest: src/main.py" in calls[0][1].content

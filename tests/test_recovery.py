@@ -98,6 +98,11 @@ def test_outcome_needs_the_read_the_fact_and_an_answer() -> None:
     assert not recovery_outcome(task, read, StopReason.MAX_STEPS, "3.2.1")["recovered"]
     ok = recovery_outcome(task, read, StopReason.ANSWERED, "It is 3.2.1")
     assert ok["recovered"] and not ok["first_call_failed"] and ok["first_error"] is None
+    # A search within the right file looks into it too; a search elsewhere does not.
+    searched = _rec([("search", {"pattern": "VERSION", "path": "src/main.py"}, None)])
+    assert recovery_outcome(task, searched, StopReason.ANSWERED, "3.2.1")["read_target"]
+    elsewhere = _rec([("search", {"pattern": "VERSION", "path": "src"}, None)])
+    assert not recovery_outcome(task, elsewhere, StopReason.ANSWERED, "3.2.1")["read_target"]
 
 
 def test_summary_counts() -> None:

@@ -203,3 +203,31 @@ def test_one_of_static_values() -> None:
 def test_closest_names() -> None:
     assert closest_names("READ_FILE", ["list_dir", "read_file"]) == ["read_file"]
     assert closest_names("qqq", ["list_dir", "read_file"]) == []
+
+
+def test_live_parameters_narrow_paths_to_what_exists(tmp_path: Path) -> None:
+    from localagent.builtin_tools import workspace_tools
+    from localagent.tools import ToolSet
+    from localagent.validate import live_parameters
+
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "main.py").write_text("x = 1\n")
+    (tmp_path / "notes.txt").write_text("hello\n")
+    (tmp_path / "logo.png").write_bytes(b"\x89PNG\x00\x00\x01")
+    ws = Workspace(tmp_path)
+    tools = ToolSet(workspace_tools(ws, write=False))
+    ctx = ToolContext(workspace=ws)
+
+    def enum(tool: str, arg: str = "path") -> list[str] | None:
+        t = tools.get(tool)
+        assert t is not None
+        return live_parameters(t, ctx)["properties"][arg].get("enum")
+
+    assert enum("read_file") == ["notes.txt", "src/main.py"]  # text files only
+    assert enum("list_dir") == [".", "src"]  # folders only
+    assert enum("search") == [".", "src", "notes.txt", "src/main.py"]  # either kind
+    assert enum("search", "pattern") is None  # not a path: left as it is
+    # Too many to list: the argument keeps its plain schema and the validator checks it.
+    for i in range(201):
+        (tmp_path / f"f{i}.txt").write_text("x\n")
+    assert enum("read_file") is None and enum("search") is None
