@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
+from pydantic import BaseModel, ConfigDict, ValidationError
+
 from .errors import ConfigError
 
 
@@ -67,20 +69,72 @@ def _ends_with_newline(path: Path) -> bool:
         return f.read(1) == b"\n"
 
 
+class _Lenient(BaseModel):
+    # Every field may be missing (old traces, other record types), but one that is there
+    # has the type the readers rely on; strict, so "3" is not taken for 3.
+    model_config = ConfigDict(extra="allow", strict=True)
+
+
+class _Call(_Lenient):
+    id: str | None = None
+    name: str | None = None
+
+
+class _Result(_Lenient):
+    call_id: str | None = None
+    name: str | None = None
+    content: str = ""
+    error: dict[str, Any] | None = None
+    truncated_tokens: int = 0
+
+
+class _Info(_Lenient):
+    repeat_guard: list[str] = []
+
+
+class _Record(_Lenient):
+    """The shape of what ``TraceWriter`` writes from the loop, as far as readers use it."""
+
+    type: str | None = None
+    task: str = ""
+    model: str | None = None
+    tools: list[str] = []
+    step: int | None = None
+    text: str = ""
+    prompt_tokens: int = 0
+    prompt_tokens_evaluated: int = 0
+    completion_tokens: int = 0
+    finish_reason: str | None = None
+    error: str | None = None
+    calls: list[_Call] = []
+    results: list[_Result] = []
+    info: _Info = _Info()
+    stop_reason: str = "unknown"
+    message: str = ""
+    steps: int = 0
+    answer: str = ""
+    usage: dict[str, int] = {}
+    seconds: float = 0.0
+
+
 def read_trace(path: Path | str) -> list[dict[str, Any]]:
-    """The records of one trace; a torn last line (a killed run) is skipped."""
+    """The records of one trace. A line that is not a whole record of the right shape (a
+    torn last line of a killed run, a damaged or foreign line) is skipped."""
     records = []
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        data = Path(path).read_bytes()
     except OSError as e:
         raise ConfigError(f"cannot read trace {path}: {e.strerror}") from None
-    for line in text.split("\n"):  # not splitlines(): U+2028 and friends occur inside strings
+    for raw in data.split(b"\n"):  # not splitlines(): U+2028 and friends occur inside strings
+        line = raw.decode("utf-8", errors="replace")
         if not line.strip():
             continue
         try:
-            records.append(json.loads(line))
-        except json.JSONDecodeError:
+            record = json.loads(line)
+            _Record.model_validate(record)
+        except (json.JSONDecodeError, ValidationError, RecursionError):
             continue
+        records.append(record)
     return records
 
 
@@ -129,9 +183,10 @@ def summarize(paths: list[Path | str]) -> Stats:
                 st.tokens_sent += r.get("prompt_tokens", 0)
                 st.tokens_evaluated += r.get("prompt_tokens_evaluated", 0)
                 for res in r.get("results", []):
-                    st.tool_calls[res["name"]] += 1
+                    name = res.get("name") or "(unnamed)"
+                    st.tool_calls[name] += 1
                     if res.get("error"):
-                        st.tool_failures[res["name"]] += 1
+                        st.tool_failures[name] += 1
             elif r.get("type") == "run_end":
                 st.finished += 1
                 st.steps.append(r.get("steps", 0))

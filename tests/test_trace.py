@@ -6,6 +6,8 @@ import json
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from localagent.backends.fake import FakeBackend, call_text
 from localagent.errors import ConfigError
@@ -98,3 +100,57 @@ def test_summarize_over_several_traces(tmp_path: Path) -> None:
 def test_summarize_of_nothing() -> None:
     d = summarize([]).to_dict()
     assert d["runs"] == 0 and d["steps_mean"] is None and d["stop_reason_pct"] == {}
+
+
+# -- damaged traces: read back without a crash, whatever is in them ---------------------------
+
+
+def test_damaged_lines_are_skipped_and_the_whole_records_kept(tmp_path: Path) -> None:
+    path = tmp_path / "t.jsonl"
+    _run(path, [call_text("lookup", key="x"), "answer"])
+    good = path.read_bytes()
+    damaged = [
+        b"\xff\xfe\x00 not text at all",
+        b"[1, 2]",
+        b'"a string"',
+        b"null",
+        b'{"type": 5}',
+        b'{"type": "step", "calls": "x", "results": 3}',
+        b'{"type": "step", "results": [{"name": 1}]}',
+        b'{"type": "run_end", "stop_reason": null, "usage": "x"}',
+        b'{"type": "run_start", "task": 3, "tools": [1]}',
+        b'{"type": "step", "prompt_tokens": "12"}',
+        b"[" * 100_000,
+    ]
+    path.write_bytes(b"\n".join(damaged[:5]) + b"\n" + good + b"\n".join(damaged[5:]) + b"\n")
+    records = read_trace(path)
+    assert [r["type"] for r in records] == ["run_start", "step", "step", "run_end"]
+    # A stray invalid byte inside a string does not cost the record.
+    path.write_bytes(b'{"type": "run_start", "task": "caf\xe9"}\n')
+    assert read_trace(path) == [{"type": "run_start", "task": "caf\ufffd"}]
+
+
+SCALAR = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=6)
+KEYS = st.sampled_from(["id", "name", "call_id", "content", "error", "arguments", "repeat_guard", "total_tokens"])
+JSON = SCALAR | st.lists(SCALAR, max_size=3) | st.dictionaries(KEYS, SCALAR, max_size=3)
+FIELDS = ["task", "tools", "model", "step", "text", "calls", "results", "info", "prompt_tokens",
+          "finish_reason", "error", "stop_reason", "usage", "steps", "answer", "message", "seconds"]
+RECORD = st.fixed_dictionaries(
+    {"type": st.sampled_from(["run_start", "step", "run_end", "other"])},
+    optional={k: JSON | st.lists(st.dictionaries(KEYS, JSON, max_size=3), max_size=2) for k in FIELDS},
+)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.lists(RECORD | JSON, max_size=6), st.binary(max_size=40))
+def test_any_json_lines_and_bytes_read_back_and_summarise_without_a_crash(lines: list[object], junk: bytes) -> None:
+    import tempfile
+
+    from localagent.cli.stats import format_stats, format_trace
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "t.jsonl"
+        path.write_bytes("\n".join(json.dumps(x) for x in lines).encode() + b"\n" + junk)
+        records = read_trace(path)
+        format_trace(records)
+        format_stats(summarize([path]).to_dict())
