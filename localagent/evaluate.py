@@ -26,7 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from .backends.base import Backend, Generation, GenerateOptions
 from .errors import ConfigError, ConstraintError
-from .formats import ParsedCall, parse
+from .formats import CALL_OPEN, ParsedCall, parse
 from .grammar import Engine, ToolChoice, build_constraint
 from .messages import Message, ToolCall
 
@@ -315,6 +315,10 @@ class CaseResult:
     error: ErrorClass | None = None
     detail: str = ""
     schema_errors: list[str] = field(default_factory=list)  # calls that break their tool's schema
+    attempts: int = 0  # calls the reply makes or tries to make (see call_attempts)
+    lenient: list[ParsedCall] = field(default_factory=list)  # call-shaped JSON objects anywhere in the text
+    lenient_errors: list[str] = field(default_factory=list)  # those that break their tool's schema
+    decision: str | None = None  # the decoder's first-token decision (call or prose), when it made one
     finish_reason: str = "stop"
     prompt_tokens: int = 0
     prompt_tokens_evaluated: int = 0
@@ -331,6 +335,10 @@ class CaseResult:
             "detail": self.detail,
             "schema_valid": not self.schema_errors,
             "schema_errors": self.schema_errors,
+            "attempts": self.attempts,
+            "lenient_calls": len(self.lenient),
+            "lenient_errors": self.lenient_errors,
+            "decision": self.decision,
             "text": self.text,
             "finish_reason": self.finish_reason,
             "prompt_tokens": self.prompt_tokens,
@@ -351,18 +359,58 @@ def disguised_call(text: str, tool_names: list[str]) -> str | None:
 
 
 def schema_errors(case: Case, calls: list[ParsedCall]) -> list[str]:
-    """One line per call that names no offered tool or breaks its tool's JSON schema."""
+    """One line per call that names no offered tool or breaks its tool's JSON schema
+    (string formats included, where jsonschema can check them)."""
     out = []
     for c in calls:
         schema = case.schema(c.name)
         if schema is None:
             out.append(f"'{c.name}' is not one of the tools")
             continue
-        err = jsonschema.exceptions.best_match(jsonschema.validators.validator_for(schema)(schema).iter_errors(c.arguments))
+        check = jsonschema.validators.validator_for(schema)(schema, format_checker=jsonschema.FormatChecker())
+        err = jsonschema.exceptions.best_match(check.iter_errors(c.arguments))
         if err is not None:
             where = "/".join(str(p) for p in err.absolute_path) or "arguments"
             out.append(f"{c.name}: {where}: {err.message}")
     return out
+
+
+_OBJECTS = json.JSONDecoder()
+
+
+def lenient_calls(text: str) -> list[ParsedCall]:
+    """Every JSON object in ``text`` shaped like a call (a string ``name`` and object
+    ``arguments`` or ``parameters``), wherever it is: inside the envelope, bare, in a
+    fence. How a reader that forgives the format would take the reply."""
+    out, i = [], text.find("{")
+    while i >= 0:
+        try:
+            obj, end = _OBJECTS.raw_decode(text, i)
+        except (ValueError, RecursionError):
+            i = text.find("{", i + 1)
+            continue
+        args = obj.get("arguments", obj.get("parameters")) if isinstance(obj, dict) else None
+        if isinstance(args, str):
+            try:
+                args = json.loads(args)
+            except (ValueError, RecursionError):
+                pass
+        if isinstance(obj, dict) and isinstance(obj.get("name"), str) and isinstance(args, dict):
+            out.append(ParsedCall(obj["name"], args))
+            i = text.find("{", end)
+        else:
+            i = text.find("{", i + 1)
+    return out
+
+
+def call_attempts(text: str, calls: list[ParsedCall], tool_names: list[str]) -> int:
+    """How many calls a reply makes or tries to make: its ``<tool_call>`` blocks,
+    parsed or not; in a reply with none, its call-shaped JSON objects, or 1 for a
+    call in disguise (``disguised_call``)."""
+    blocks = max(text.count(CALL_OPEN), len(calls))
+    if blocks:
+        return blocks
+    return len(lenient_calls(text)) or int(disguised_call(text, tool_names) is not None)
 
 
 def score_turn(case: Case, gen: Generation) -> CaseResult:
@@ -387,6 +435,10 @@ def score_turn(case: Case, gen: Generation) -> CaseResult:
         error=verdict[0] if verdict else None,
         detail=verdict[1] if verdict else "",
         schema_errors=schema_errors(case, calls),
+        attempts=call_attempts(gen.text, calls, names),
+        lenient=(lenient := lenient_calls(gen.text)),
+        lenient_errors=schema_errors(case, lenient),
+        decision=gen.info.get("decision"),
         finish_reason=gen.finish_reason,
         prompt_tokens=gen.prompt_tokens,
         prompt_tokens_evaluated=gen.prompt_tokens_evaluated,
@@ -408,6 +460,7 @@ class EvalReport:
     results: list[CaseResult]
     seconds: float = 0.0
     tool_choice: str = "auto"
+    expects_call: dict[str, bool] = field(default_factory=dict)  # case id -> a call was expected
 
     def to_dict(self) -> dict[str, Any]:
         """The summary and every result, as ``--json`` prints it."""
@@ -432,6 +485,8 @@ class EvalReport:
             "errors": dict(Counter(r.error.value for r in rs if r.error).most_common()),
             "schema_invalid_calls": sum(len(r.schema_errors) for r in rs),
             "calls": sum(len(r.calls) for r in rs),
+            **validity(rs),
+            "decision": decision_rates(self.results, self.expects_call),
             "prompt_tokens_per_case": _mean([r.prompt_tokens for r in rs]),
             "prompt_tokens_evaluated_per_case": _mean([r.prompt_tokens_evaluated for r in rs]),
             "completion_tokens_per_case": _mean([r.completion_tokens for r in rs]),
@@ -439,6 +494,45 @@ class EvalReport:
             "seconds": round(self.seconds, 1),
             "results": [r.to_dict() for r in rs],
         }
+
+
+def validity(results: list[CaseResult]) -> dict[str, Any]:
+    """How well-formed the calls are: of the calls tried (``call_attempts``), those the
+    agent would run (in the envelope, parsed) that fit their schema; and, read
+    leniently (``lenient_calls``), the call-shaped objects that fit theirs."""
+    attempts = sum(r.attempts for r in results)
+    valid = sum(len(r.calls) - len(r.schema_errors) for r in results)
+    lenient = sum(len(r.lenient) for r in results)
+    lenient_valid = lenient - sum(len(r.lenient_errors) for r in results)
+    return {
+        "call_attempts": attempts,
+        "valid_calls": valid,
+        "valid_call_rate": _pct(valid, attempts),
+        "lenient_calls": lenient,
+        "lenient_valid_calls": lenient_valid,
+        "lenient_valid_rate": _pct(lenient_valid, lenient),
+    }
+
+
+def decision_rates(results: list[CaseResult], expects_call: dict[str, bool]) -> dict[str, Any]:
+    """Call or prose, judged per case: a call where one was expected, none where none
+    was. The call is the decoder's own first-token decision where it made one, and
+    otherwise a call tried (``attempts`` > 0), in the envelope or not."""
+    def called(r: CaseResult) -> bool:
+        return r.decision == "call" if r.decision in ("call", "prose") else r.attempts > 0
+
+    need = [r for r in results if expects_call.get(r.id, True)]
+    none = [r for r in results if not expects_call.get(r.id, True)]
+    n_called = sum(called(r) for r in need)
+    quiet = sum(not called(r) for r in none)
+    return {
+        "call_needed": len(need),
+        "called_when_needed": n_called,
+        "called_when_needed_rate": _pct(n_called, len(need)),
+        "no_call_needed": len(none),
+        "no_call_when_not_needed": quiet,
+        "no_call_when_not_needed_rate": _pct(quiet, len(none)),
+    }
 
 
 def _pct(part: int, whole: int) -> float:
@@ -509,7 +603,33 @@ def run_eval(
         results.append(r)
         if on_result:
             on_result(i, r)
-    return EvalReport(getattr(backend, "name", "?"), mode, parallel, results, time.monotonic() - t0, tool_choice)
+    return EvalReport(
+        getattr(backend, "name", "?"), mode, parallel, results, time.monotonic() - t0, tool_choice,
+        {c.id: bool(c.expected) for c in cases},
+    )
+
+
+def rescore(saved: dict[str, Any], cases: list[Case]) -> EvalReport:
+    """A saved ``--json`` report judged again from the text of each reply (by this
+    version of the scorer), its tokens and timings kept: results stay comparable when
+    the scoring grows a new figure."""
+    by_id = {c.id: c for c in cases}
+    results = []
+    for r in saved["results"]:
+        case = by_id.get(r["id"])
+        if case is None:
+            raise ConfigError(f"case '{r['id']}' of the saved report is not in the case file")
+        gen = Generation(
+            r["text"], r.get("finish_reason", "stop"), r.get("prompt_tokens", 0), r.get("prompt_tokens_evaluated", 0),
+            r.get("completion_tokens", 0), r.get("seconds", 0.0), info={"decision": r["decision"]} if r.get("decision") else {},
+        )
+        results.append(score_turn(case, gen))
+    parallel = saved.get("parallel_calls")
+    return EvalReport(
+        saved.get("model", "?"), saved.get("mode", "constrained"), True if parallel is None else bool(parallel),
+        results, float(saved.get("seconds", 0.0)), saved.get("tool_choice") or "auto",
+        {r.id: bool(by_id[r.id].expected) for r in results},
+    )
 
 
 def format_report(d: dict[str, Any]) -> str:
@@ -526,6 +646,15 @@ def format_report(d: dict[str, Any]) -> str:
     errs = ", ".join(f"{k} {v}" for k, v in d["errors"].items()) or "none"
     lines.append(f"errors: {errs}")
     lines.append(f"calls breaking their tool's schema: {d['schema_invalid_calls']} of {d['calls']}")
+    lines.append(
+        f"calls tried: {d['call_attempts']}, well-formed and valid: {d['valid_calls']} ({d['valid_call_rate']:.1f}%); "
+        f"read leniently: {d['lenient_valid_calls']} of {d['lenient_calls']} valid"
+    )
+    dec = d["decision"]
+    lines.append(
+        f"a call tried when one was needed: {dec['called_when_needed']}/{dec['call_needed']}, "
+        f"none when none was: {dec['no_call_when_not_needed']}/{dec['no_call_needed']}"
+    )
     lines.append(
         f"per case: {d['prompt_tokens_per_case']:.0f} prompt tokens ({d['prompt_tokens_evaluated_per_case']:.0f} evaluated), "
         f"{d['completion_tokens_per_case']:.1f} generated, {d['seconds_per_case']:.2f} s"

@@ -400,3 +400,100 @@ def test_a_perfect_answer_to_every_suite_case_is_right_and_valid() -> None:
         r = score_turn(c, Generation(_perfect(c)))
         assert r.right, (c.id, r.detail)
         assert not r.schema_errors, (c.id, r.schema_errors)
+
+
+# --- validity with the constraint on and off, and the call-or-prose decision ------------------
+
+
+def test_lenient_reading_finds_calls_outside_the_envelope() -> None:
+    from localagent.evaluate import lenient_calls
+
+    text = (
+        'Sure:\n```json\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n```\n'
+        'or {"name": "get_forecast", "parameters": "{\\"city\\": \\"Rome\\"}"} and {"not": "a call"} {broken'
+    )
+    calls = lenient_calls(text)
+    assert [(c.name, c.arguments) for c in calls] == [("get_weather", {"city": "Paris"}), ("get_forecast", {"city": "Rome"})]
+    assert lenient_calls(render_call("get_weather", {"city": "Oslo"}))[0].arguments == {"city": "Oslo"}
+    assert lenient_calls("no JSON here { at all") == []
+
+
+@pytest.mark.parametrize(
+    "text, attempts",
+    [
+        ("The answer is 4.", 0),
+        (render_call("get_weather", {"city": "Paris"}), 1),
+        (render_call("get_weather", {"city": "Paris"}) + "\n" + render_call("get_forecast", {"city": "Rome"}), 2),
+        ('<tool_call>\n{"name": "get_weather", "arguments": {"city": ', 1),  # cut off: tried, not made
+        ('```json\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n```', 1),  # outside the envelope
+        ("get_weather(city='Paris')", 1),  # a call in disguise, no JSON
+    ],
+)
+def test_call_attempts(text: str, attempts: int) -> None:
+    assert score_turn(case([PARIS]), Generation(text)).attempts == attempts
+
+
+def test_validity_counts_what_the_agent_would_run_and_what_a_lenient_reader_would() -> None:
+    from localagent.evaluate import validity
+
+    turns = [
+        render_call("get_weather", {"city": "Paris"}),  # valid
+        render_call("get_weather", {"city": 3}),  # parses, breaks its schema
+        '```json\n{"name": "get_weather", "arguments": {"city": "Oslo"}}\n```',  # valid JSON, outside the envelope
+        '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Ro',  # cut off
+        "Plain prose.",
+    ]
+    d = validity([score_turn(case([PARIS]), Generation(t)) for t in turns])
+    assert (d["call_attempts"], d["valid_calls"], d["valid_call_rate"]) == (4, 1, 25.0)
+    assert (d["lenient_calls"], d["lenient_valid_calls"]) == (3, 2)
+
+
+def test_string_formats_count_in_the_schema_check() -> None:
+    tool = {"type": "function", "function": {"name": "book", "parameters": {
+        "type": "object", "properties": {"day": {"type": "string", "format": "date"}}, "required": ["day"]}}}
+    c = Case("b", "cat", [{"role": "user", "content": "q"}], [tool], [ExpectedCall("book", {"day": ["2024-05-01"]})])
+    assert not score_turn(c, Generation(render_call("book", {"day": "2024-05-01"}))).schema_errors
+    assert score_turn(c, Generation(render_call("book", {"day": "next Friday"}))).schema_errors
+
+
+def test_decision_rates_prefer_the_decoders_own_decision() -> None:
+    from localagent.evaluate import decision_rates
+
+    need, none = case([PARIS]), case([])
+    call = render_call("get_weather", {"city": "Paris"})
+    rs = [
+        score_turn(need, Generation(call, info={"decision": "call"})),
+        score_turn(need, Generation("get_weather(Paris) is what I would do.", info={"decision": "prose"})),  # prose, by decision
+        score_turn(need, Generation(call)),  # no decision recorded: the call tried counts
+        score_turn(none, Generation("It is sunny.", info={"decision": "prose"})),
+    ]
+    for r, i in zip(rs, ["a", "b", "c", "d"]):
+        r.id = i
+    d = decision_rates(rs, {"a": True, "b": True, "c": True, "d": False})
+    assert (d["called_when_needed"], d["call_needed"], d["no_call_when_not_needed"], d["no_call_needed"]) == (2, 3, 1, 1)
+
+
+def test_a_saved_report_rescores_to_the_same_verdicts(tmp_path: Path) -> None:
+    from localagent.evaluate import rescore
+
+    cases = [case([PARIS]), case([])]
+    cases[1].id = "c2"
+    fake = FakeBackend.scripted([render_call("get_weather", {"city": "Paris"}), "Sure."])
+    d = run_eval(fake, cases, "constrained").to_dict()
+    again = rescore(json.loads(json.dumps(d)), cases).to_dict()
+    for key in ("accuracy", "calls", "call_attempts", "valid_calls", "lenient_calls", "decision", "errors", "completion_tokens_per_case"):
+        assert again[key] == d[key], key
+    with pytest.raises(ConfigError, match="not in the case file"):
+        rescore(d, cases[:1])
+
+
+def test_the_validity_script_prints_a_table(tmp_path: Path) -> None:
+    cases = load_cases(SUITE)[:3]
+    fake = FakeBackend.scripted(["Prose."] * 3)
+    p = tmp_path / "r.json"
+    p.write_text(json.dumps(run_eval(fake, cases, "free").to_dict()))
+    script = Path(__file__).parent.parent / "evals" / "validity.py"
+    out = subprocess.run([sys.executable, str(script), str(p)], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert "constraint off" in lines[0] and any(line.startswith("| calls tried") for line in lines)

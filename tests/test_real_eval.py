@@ -66,3 +66,28 @@ def test_cli_eval_json(tmp_path: Path) -> None:
     d = json.loads(p.stdout)
     assert d["cases"] == 3 and d["mode"] == "constrained" and len(d["results"]) == 3
     assert {"accuracy", "format_failures", "by_category", "results"} <= set(d)
+
+
+def test_constrained_first_token_decisions_are_recorded(reports: dict[str, dict[str, Any]]) -> None:
+    d = reports["constrained"]
+    assert all(r["decision"] in ("call", "prose") for r in d["results"])
+    dec = d["decision"]
+    assert dec["call_needed"] + dec["no_call_needed"] == len(CASES)
+    assert d["valid_calls"] == d["calls"] and d["call_attempts"] >= d["calls"]
+    assert reports["free"]["decision"]["call_needed"] == dec["call_needed"]
+
+
+# The tiny model never starts a call by itself (see the README), so its validity is
+# checked with a call required: one case of each category, on both engines.
+TINY_CASES = sample(load_cases(SUITE), 7)
+
+
+@pytest.mark.parametrize("engine,n", [("gbnf", 7), ("outlines", 3)])
+def test_tiny_model_calls_under_the_constraint_parse_and_fit_their_schema(smol: Any, engine: str, n: int) -> None:
+    d = run_eval(smol, TINY_CASES[:n], "constrained", engine=engine, tool_choice="required", max_tokens=128).to_dict()  # type: ignore[arg-type]
+    assert d["calls"] > 0
+    assert d["schema_invalid_calls"] == 0, [r["schema_errors"] for r in d["results"]]
+    for r in d["results"]:
+        # Every reply is calls and nothing else; only a reply cut by the token limit may hold a block that is not one.
+        if r["finish_reason"] != "length":
+            assert r["error"] != ErrorClass.FORMAT_FAILURE.value and r["attempts"] == len(r["calls"]) > 0, r["text"]
