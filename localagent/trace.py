@@ -46,7 +46,10 @@ class TraceWriter:
                 if self._fh.tell() and not _ends_with_newline(self.path):
                     self._fh.write("\n")  # a killed run's torn last line stays a line of its own
             except OSError as e:
-                raise ConfigError(f"cannot write trace {self.path}: {e.strerror}") from None
+                why = e.strerror
+                if isinstance(e, (FileExistsError, NotADirectoryError)):  # a file where a folder must be
+                    why = f"{next(p for p in self.path.parents if p.exists())} is not a folder"
+                raise ConfigError(f"cannot write trace {self.path}: {why}") from None
 
     def write(self, record: dict[str, Any]) -> None:
         """Write one record and flush it to the OS."""
