@@ -312,3 +312,25 @@ def test_the_grammars_for_each_choice_differ(tmp_path: Path) -> None:
     assert len(set(texts.values())) == 4
     assert texts["none"] is not None and "call0" not in texts["none"]
     assert '\\"lookup\\"' in texts["lookup"] and '\\"add\\"' not in texts["lookup"]
+
+
+# -- a call cut short ----------------------------------------------------------------------
+
+
+def test_a_call_cut_by_the_context_end_never_runs(tmp_path: Path) -> None:
+    # The reply ran into the end of the context window inside a call: there is no room to
+    # answer the model, so the run stops as context_full, and the half call is not run.
+    cut = Generation('<tool_call>\n{"name": "add", "arguments": {"a": 1, "b": 2', "context", error="the context window filled up during the reply")
+    result, trace, _ = run(tmp_path, [cut, "never asked"])
+    assert result.stop_reason is StopReason.CONTEXT_FULL and ran == []
+    steps = [r for r in trace if r["type"] == "step"]
+    assert len(steps) == 1 and steps[0]["calls"] == [] and trace[-1]["stop_reason"] == "context_full"
+
+
+def test_a_call_cut_by_the_token_limit_goes_back_as_a_structured_error(tmp_path: Path) -> None:
+    cut = Generation('<tool_call>\n{"name": "add", "arguments": {"a": 1, "b": 2', "length")
+    result, trace, fake = run(tmp_path, [cut, "3"])
+    assert result.stop_reason is StopReason.ANSWERED and ran == []
+    tool = [m for m in result.history if m.role == "tool"][0]
+    assert tool.content.startswith("error (format_error): the reply hit the token limit inside a tool call")
+    assert len(fake.requests) == 2 and fake.requests[1][-1].content == tool.content  # the model was told
