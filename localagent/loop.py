@@ -259,6 +259,7 @@ class Agent:
         answer = ""
         answered: set[str] = set()  # calls whose results are in the history
         corrected: dict[str, str] = {}  # a failed call -> the corrected call its error offered
+        reused_before = 0  # the previous prompt's length, while the history only grows
         step = 0
         inflight: _InFlight | None = None  # the step under way, for an interrupt
         try:
@@ -266,7 +267,9 @@ class Agent:
                 stop = watch.before_step(step + 1, usage.total)
                 if stop:
                     break
-                msgs, stop = self._fit(msgs, schemas)
+                fitted, stop = self._fit(msgs, schemas)
+                if fitted is not msgs:  # old results folded: the prompt changes before its end
+                    msgs, reused_before = fitted, 0
                 if stop:
                     break
                 t0 = time.monotonic()
@@ -285,6 +288,7 @@ class Agent:
                 inflight = _InFlight(step, t0)
                 gen = self._generate(msgs, schemas, grammar, ev, threshold, inflight.streamed, choice)
                 usage.add(gen)
+                reused_before = self._check_reuse(gen, reused_before)
                 if stop := _failure(gen):
                     self._record(writer, records, step, gen, [], [], [], t0)
                     if stop.reason is StopReason.BACKEND_ERROR:
@@ -411,6 +415,18 @@ class Agent:
                 tool_choice=(choice.name or choice.mode) if choice else "auto",
             ),
         )
+
+    def _check_reuse(self, gen: Generation, previous: int) -> int:
+        """Note in ``gen.info`` when the KV cache kept less than the previous prompt,
+        though the history only grew since: the chat template rendered earlier turns
+        differently (a date, a counter, reasoning dropped from old turns), which silently
+        turns reuse into re-evaluation. Returns this prompt's length, for the next step."""
+        if not getattr(self.backend, "reuses_kv_cache", False) or gen.finish_reason == "error":
+            return 0
+        lost = previous - gen.prompt_tokens_reused
+        if previous and lost > 0:
+            gen.info["kv_reuse_lost"] = lost
+        return gen.prompt_tokens
 
     def _names_workspace_path(self, task: str, choice: ToolChoice) -> bool:
         return (

@@ -568,3 +568,39 @@ def test_a_budget_below_the_first_prompt_is_refused_before_the_model_runs() -> N
     assert backend.requests == []
     Agent(backend, [add], config=AgentConfig(limits=Limits(token_budget=10_000))).check_budget("add two numbers")
     Agent(backend, [add], config=AgentConfig()).check_budget("add two numbers")  # no budget, nothing to check
+
+
+# -- KV-cache reuse ------------------------------------------------------------------
+
+
+class _Counting(FakeBackend):
+    """A template that numbers every message from the end: each new turn renders all
+    earlier ones differently, which defeats the KV cache without any error."""
+
+    def _render(self, messages: list[Message], tools: list[dict[str, Any]]) -> list[str]:
+        words = super()._render(messages, tools)
+        return [f"[{len(messages)}]"] + words
+
+
+@pytest.mark.parametrize("backend_cls", [FakeBackend, _Counting])
+def test_a_template_that_re_renders_earlier_turns_is_reported(tmp_path: Path, backend_cls: type) -> None:
+    replies = [call_text("add", a=1, b=2), call_text("lookup", key="k"), "done"]
+    fake = backend_cls(replies=__import__("collections").deque(replies))
+    fake.reuses_kv_cache = True
+    path = tmp_path / "t.jsonl"
+    Agent(fake, TOOLS).run("the task", trace=path)
+    lost = [s["info"].get("kv_reuse_lost") for s in steps_of(read_trace(path))]
+    if backend_cls is FakeBackend:
+        assert lost == [None, None, None]  # every step reused the whole previous prompt
+    else:
+        assert lost[0] is None and all(n and n > 0 for n in lost[1:]), lost
+
+
+def test_folding_is_not_reported_as_a_re_render(tmp_path: Path) -> None:
+    fake = FakeBackend.scripted([call_text("big", n=100 + i) for i in range(5)] + ["done"], context_size=2000)
+    fake.reuses_kv_cache = True
+    path = tmp_path / "t.jsonl"
+    cfg = AgentConfig(context_limit=600, max_tokens=50, max_result_tokens=1000)
+    result = Agent(fake, TOOLS, config=cfg).run("the task", trace=path)
+    assert any(m.folded for m in result.history)
+    assert all("kv_reuse_lost" not in s["info"] for s in steps_of(read_trace(path)))

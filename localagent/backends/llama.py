@@ -122,6 +122,8 @@ PREFILL_BAR_TOKENS = 256
 class LlamaBackend:
     """A loaded GGUF model with its chat template and a warm KV cache."""
 
+    reuses_kv_cache = True  # prompt_tokens_evaluated counts only what the cache did not hold
+
     def __init__(
         self,
         model_path: str | Path,
