@@ -208,6 +208,8 @@ def test_the_parser_finds_exactly_the_well_formed_calls(segs: list[Segment]) -> 
     STATS["parse_exact_examples"] += 1
     STATS["outputs"] += 1
     got = parse(join(segs))
+    STATS["parsed_calls"] += len(got.calls)
+    STATS["parsed_format_errors"] += len(got.errors)
     assert [(c.name, c.arguments) for c in got.calls] == expected_calls(segs)
     assert len(got.errors) == sum(s.errors for s in segs), got.errors
     assert all(len(e) < 400 and "\n" not in e for e in got.errors)  # one line each
@@ -228,6 +230,8 @@ def test_the_parser_never_raises_and_returns_only_objects(text: str) -> None:
     STATS["parse_random_examples"] += 1
     STATS["outputs"] += 1
     got = parse(text)
+    STATS["parsed_calls"] += len(got.calls)
+    STATS["parsed_format_errors"] += len(got.errors)
     assert isinstance(got.content, str)
     for c in got.calls:
         assert isinstance(c.name, str) and isinstance(c.arguments, dict)
@@ -268,6 +272,11 @@ def check_run(agent: Agent, folder: Path) -> RunResult:
     assert executed == ran
     for name, args in executed:
         assert next(t for t in TOOLS if t.name == name).args_model.model_validate(args)
+    STATS["runs"] += 1
+    STATS["steps"] += result.steps
+    STATS["calls_run"] += len(executed)
+    STATS["calls_refused"] += sum(r.is_error for rec in result.records for r in rec.results)
+    STATS[f"stop_{result.stop_reason.value}"] += 1
     return result
 
 
