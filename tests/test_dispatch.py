@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import Field
 
+from localagent import dispatch
 from localagent.dispatch import Dispatcher, estimate_tokens, truncate
 from localagent.errors import ToolErrorInfo
 from localagent.messages import ToolCall
@@ -180,6 +181,54 @@ def test_hanging_tool_times_out_fast(capsys: pytest.CaptureFixture[str]) -> None
     print("main thread still prints")
     out = capsys.readouterr().out
     assert "late print" not in out and "main thread still prints" in out
+
+
+def test_a_timed_out_tool_is_stopped_and_its_finally_blocks_run() -> None:
+    went_on: list[str] = []
+    cleaned = threading.Event()
+
+    @tool(timeout=0.2)
+    def holds_a_resource() -> str:
+        """Wait, holding something it must give back."""
+        try:
+            release.wait(10)
+            went_on.append("after the wait")
+        finally:
+            cleaned.set()
+        return "late"
+
+    r = Dispatcher(ToolSet([holds_a_resource]), ToolContext()).run([ToolCall("c", "holds_a_resource", {})])
+    assert r[0].error is not None and r[0].error.kind == "timeout"
+    release.set()
+    assert cleaned.wait(5) and went_on == []
+
+
+def test_tools_that_finish_just_at_their_timeout_leave_no_stray_stop(capfd: pytest.CaptureFixture[str]) -> None:
+    # A stress test of the edge (it cannot force the narrow window, only visit it often): a
+    # stop sent as the tool returns must never surface in the dispatcher, in a later tool,
+    # or in threading's own code (which would print a traceback).
+    @tool(timeout=0.01)
+    def spins(n: int) -> str:
+        """Spin for about the timeout."""
+        end = time.perf_counter() + 0.004 + (n % 7) * 0.002
+        while time.perf_counter() < end:
+            pass
+        return "done"
+
+    d = Dispatcher(ToolSet([spins, echo]), ToolContext())
+    kinds = set()
+    for i in range(150):
+        a, b = d.run([ToolCall("a", "spins", {"n": i}), ToolCall("b", "echo", {"text": "next"})])
+        kinds.add(a.error.kind if a.error else "ok")
+        assert b.content == "next" and b.error is None
+    end = time.monotonic() + 5
+    while any(t.name.startswith("tool-") for t in threading.enumerate()) and time.monotonic() < end:
+        time.sleep(0.01)
+    assert "timeout" in kinds
+    d.run([ToolCall("c", "echo", {"text": "last"})])  # no tool is left running: the streams go back
+    assert not isinstance(sys.stdout, dispatch._Router) and not isinstance(sys.stderr, dispatch._Router)
+    out, err = capfd.readouterr()
+    assert "Traceback" not in err and "Exception" not in err, err
 
 
 def test_several_calls_one_failing_keep_ids_and_order() -> None:
