@@ -106,13 +106,26 @@ def _load_progress(label: str, *, enabled: bool) -> Iterator[Any]:
     # Llama silences fd 2 while it loads, so the bar writes to a copy of it.
     out = os.fdopen(os.dup(sys.stderr.fileno()), "w", buffering=1, encoding="utf-8", errors="replace")
     bar_format = "{desc} {bar} {percentage:3.0f}%"
+    interrupted = False
     with out, tqdm(total=100, desc=label, unit="%", file=out, leave=False, bar_format=bar_format) as bar:
 
         def report(fraction: float, _: Any) -> bool:
-            bar.update(max(0, round(fraction * 100) - bar.n))
-            return True
+            # Ctrl-C lands in this callback, where ctypes would swallow it: cancel the load instead.
+            nonlocal interrupted
+            try:
+                bar.update(max(0, round(fraction * 100) - bar.n))
+            except KeyboardInterrupt:
+                interrupted = True
+            return not interrupted
 
-        yield llama_cpp.llama_cpp.llama_progress_callback(report)
+        try:
+            yield llama_cpp.llama_cpp.llama_progress_callback(report)
+        except (ValueError, RuntimeError, OSError):
+            if interrupted:  # the load failed because it was cancelled
+                raise KeyboardInterrupt from None
+            raise
+        if interrupted:
+            raise KeyboardInterrupt
 
 
 # A prompt evaluation of at least this many tokens shows a progress bar (on a terminal).
