@@ -139,15 +139,19 @@ def decode_speeds(s: Setup, max_tokens: int = 48) -> dict[str, Any]:
     }
 
 
-def call_seconds(s: Setup, max_tokens: int = 96) -> dict[str, Any]:
+def call_seconds(s: Setup, max_tokens: int = 96, repeats: int = 5) -> dict[str, Any]:
     """Wall time to produce the same tool call, free versus constrained.
 
     Left free, the small model often writes no call at all, so "free" is the
-    free decoder producing the very tokens of the constrained call, one at a
-    time (each step computing logits and choosing, as free decoding does);
-    "constrained" is the default path (grammar check, jump-forward). The
-    prompt is in the KV cache for both.
+    free decoder producing the very tokens the constrained path produced, one
+    at a time (each step computing logits and choosing, as free decoding does,
+    the end of the turn included); "constrained" is the default path (grammar
+    check, jump-forward). The prompt is in the KV cache for both. The two are
+    interleaved ``repeats`` times and the medians compared, since this machine's
+    speed drifts from one second to the next.
     """
+    import statistics
+
     import numpy as np
 
     from .formats import parse
@@ -155,24 +159,32 @@ def call_seconds(s: Setup, max_tokens: int = 96) -> dict[str, Any]:
     b = s.backend
     msgs = [Message("system", s.system), Message("user", TASK)]
     c = build_constraint(s.schemas, ToolChoice("required"), parallel=False)
-    b.generate(msgs, s.schemas, GenerateOptions(max_tokens=1))
-    ours = b.generate(
-        msgs, s.schemas, GenerateOptions(max_tokens=max_tokens, grammar=c.text, call_heads=c.heads, call_keys=dict(c.keys), parallel=False)
+    options = GenerateOptions(
+        max_tokens=max_tokens, grammar=c.text, call_heads=c.heads, call_keys=dict(c.keys), parallel=False
     )
-    left_free = b.generate(msgs, s.schemas, GenerateOptions(max_tokens=max_tokens))
-    tokens = b.tokenize(ours.text) + [b.llm.token_eos()]
     prompt = b._prompt_ids(msgs, s.schemas)
-    t0 = time.monotonic()
-    b._prefill(prompt)
-    for tok in tokens:
-        int(np.argmax(b._logits()))  # the choice a free step makes
-        if tok != tokens[-1]:
-            b.llm.eval([tok])
-    free_seconds = time.monotonic() - t0
+    b.generate(msgs, s.schemas, GenerateOptions(max_tokens=1))  # the prompt into the KV cache
+    free_times, constrained_times = [], []
+    ours = None
+    for _ in range(repeats):
+        ours = b.generate(msgs, s.schemas, options)
+        constrained_times.append(ours.seconds)
+        tokens = list(b.last_tokens) + [b.llm.token_eos()]
+        t0 = time.monotonic()
+        b._prefill(prompt)
+        for i, tok in enumerate(tokens):
+            int(np.argmax(b._logits()))  # the choice a free step makes
+            if i < len(tokens) - 1:
+                b.llm.eval([tok])
+        free_times.append(time.monotonic() - t0)
+    assert ours is not None
+    left_free = b.generate(msgs, s.schemas, GenerateOptions(max_tokens=max_tokens))
     return {
-        "call_seconds_free": round(free_seconds, 3),
-        "call_seconds_constrained": round(ours.seconds, 3),
-        "call_tokens": len(tokens) - 1,
+        "call_seconds_free": round(statistics.median(free_times), 3),
+        "call_seconds_constrained": round(statistics.median(constrained_times), 3),
+        "call_seconds_runs": {"free": [round(t, 3) for t in free_times], "constrained": [round(t, 3) for t in constrained_times]},
+        "call_tokens": ours.completion_tokens,
+        "call_forced_tokens": ours.info.get("forced_tokens"),
         "constrained_text": ours.text,
         "left_free_text": left_free.text[:300],
         "left_free_made_a_call": bool(parse(left_free.text).calls),

@@ -39,4 +39,8 @@ def test_jump_forward_output_equals_plain_constrained(qwen, workspace: Path, par
         assert fast.text == plain.text
         assert plain.info["forced_tokens"] == 0
         forced += fast.info["forced_tokens"]
+        if not parallel and fast.finish_reason == "stop":
+            # The fixed end of a lone call ("\n</tool_call>") was emitted without evaluating
+            # it: the cache stops short of the reply, and the next prefill catches up.
+            assert qwen.llm.n_tokens < fast.prompt_tokens + fast.completion_tokens
     assert forced >= 10 * len(TASKS), "jump-forward inserted almost nothing"

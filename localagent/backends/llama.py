@@ -405,6 +405,7 @@ class LlamaBackend:
         rng = np.random.default_rng(options.seed)
         decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
         out: list[str] = []
+        self.last_tokens: list[int] = []  # the reply's token ids (the benchmark replays them)
         limit = min(options.max_tokens, room)
         n_out = rejected = n_forced = 0
         first: float | None = None
@@ -416,6 +417,7 @@ class LlamaBackend:
             if matcher is not None:
                 matcher.accept(tok)
             piece = decoder.decode(self.llm.detokenize([tok], special=True))
+            self.last_tokens.append(tok)
             n_out += 1
             if piece:
                 out.append(piece)
@@ -455,11 +457,23 @@ class LlamaBackend:
             draft = list(trigger[1:])  # the rest of the trigger: part of the decision
             n_trigger = len(draft)
             if matcher is not None and options.call_heads:
-                forced, _ = forced_text(
+                forced, ends = forced_text(
                     "".join(out), options.call_heads, parallel=options.parallel, keys=options.call_keys
                 )
                 if forced:
                     draft += self.tokenize(forced)
+                if ends and n_trigger == 0 and n_out + len(draft) < limit:
+                    # The rest of the turn is fixed ("\n</tool_call>", then the end): no
+                    # choice is left whose logits these tokens could change, and the next
+                    # prompt re-tokenizes the turn from its text. Emit them unevaluated;
+                    # the next step's prefill evaluates them with the tool's result.
+                    done = _emit_tail(draft, matcher, emit)
+                    n_forced += done
+                    if done == len(draft) and any(matcher.allows(e) for e in self._eog_ids):
+                        finish = "stop"
+                        break
+                    self.llm.eval([tok] + draft[:done])  # not the end after all: go on from here
+                    continue
             if not draft:
                 self.llm.eval([tok])
                 continue
@@ -499,6 +513,15 @@ class LlamaBackend:
             error="the context window filled up during the reply" if finish == "context" else None,
             info=info,
         )
+
+
+def _emit_tail(tokens: list[int], matcher: GrammarMatcher | OutlinesMatcher, emit: Any) -> int:
+    """Emit ``tokens`` while the grammar allows them; returns how many were emitted."""
+    for i, t in enumerate(tokens):
+        if not matcher.allows(t):
+            return i
+        emit(t)
+    return len(tokens)
 
 
 def _best_allowed(logits: np.ndarray, matcher: GrammarMatcher | OutlinesMatcher, k: int = 48) -> int | None:
