@@ -1,7 +1,8 @@
 """Measure recovery from wrong paths on a real model; prints one JSON object.
 
-    python evals/run_recovery.py --live   > evals/results/recovery-live.json
-    python evals/run_recovery.py --no-live > evals/results/recovery-plain.json
+    python evals/run_recovery.py --live-grammar never       > evals/results/recovery-plain.json
+    python evals/run_recovery.py --live-grammar always      > evals/results/recovery-live.json
+    python evals/run_recovery.py --live-grammar after_error > evals/results/recovery-after-error.json
 
 See localagent/recovery.py for the tasks and what "recovered" means.
 """
@@ -18,8 +19,9 @@ from localagent.recovery import TASKS, run_recovery
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--live", action=argparse.BooleanOptionalAction, default=True,
-                    help="state-aware grammars (default) or plain validation (--no-live)")
+    ap.add_argument("--live-grammar", choices=["always", "after_error", "never"], default="after_error",
+                    help="state-aware grammars on every step, for a tool once a call to it failed on a "
+                    "wrong path (the default), or never (plain validation)")
     ap.add_argument("--model", default=None, help="model id or .gguf path (default: the default model)")
     ap.add_argument("--max-steps", type=int, default=6)
     ap.add_argument("--only", default=None, help="comma-separated task ids")
@@ -38,7 +40,8 @@ def main() -> None:
         first = "error first" if r["first_call_failed"] else ""
         print(f"{mark}{r['id']:<18} steps={r['steps']} {r['stop_reason']:<10} {first}", file=sys.stderr, flush=True)
 
-    out = run_recovery(backend, tasks, live_grammar=args.live, max_steps=args.max_steps, on_result=show)
+    live = {"always": True, "never": False}.get(args.live_grammar, args.live_grammar)
+    out = run_recovery(backend, tasks, live_grammar=live, max_steps=args.max_steps, on_result=show)
     print(json.dumps(out, indent=1, ensure_ascii=False))
 
 

@@ -11,7 +11,7 @@ import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Literal
 
 from .backends.base import Backend, Generation, GenerateOptions
 from .dispatch import Dispatcher
@@ -57,8 +57,10 @@ class AgentConfig:
     # small model asks for paths that exist instead of inventing src/main.py.
     workspace_overview: bool = True
     # State-aware grammars: arguments that name live things (paths under the
-    # root) are restricted by the grammar to the values that exist now.
-    live_grammar: bool = True
+    # root) are restricted by the grammar to the values that exist now. True for
+    # every step, False never, "after_error" for a tool once a call to it failed
+    # on a wrong path (the model first gets the error and its suggestion).
+    live_grammar: bool | Literal["after_error"] = "after_error"
     # The first step must call a tool when the task names an existing file or
     # folder: the 0.5B model otherwise answers "what does notes.txt say" from
     # nothing about a third of the time (its call-or-prose mass is near 0.3).
@@ -165,6 +167,7 @@ class Agent:
         self.ctx = ToolContext(workspace=self.workspace, state={})
         self.approver = approver
         self._choice = ToolChoice.parse(self.config.tool_choice)
+        self._path_failed: set[str] = set()  # tools called with a wrong path in this run
 
     def worst_case_tokens(self) -> int:
         """The most a run can cost before it starts: steps x context window."""
@@ -188,9 +191,12 @@ class Agent:
     def _grammar(self, schemas: list[dict[str, Any]], choice: ToolChoice) -> Constraint | None:
         if not self.config.constrained:
             return None
-        if self.config.live_grammar:
+        live = self.config.live_grammar
+        if live:
             schemas = [
                 {"type": "function", "function": {**s["function"], "parameters": live_parameters(t, self.ctx)}}
+                if live is True or t.name in self._path_failed
+                else s
                 for t, s in zip(self.tools, schemas)
             ]
         return build_constraint(
@@ -259,6 +265,7 @@ class Agent:
         answer = ""
         answered: set[str] = set()  # calls whose results are in the history
         corrected: dict[str, str] = {}  # a failed call -> the corrected call its error offered
+        self._path_failed.clear()
         reused_before = 0  # the previous prompt's length, while the history only grows
         step = 0
         inflight: _InFlight | None = None  # the step under way, for an interrupt
@@ -340,6 +347,8 @@ class Agent:
                         answered.discard(c.canonical())
                         if r.error is not None and r.error.retry is not None:
                             corrected[c.canonical()] = ToolCall("", **r.error.retry).canonical()
+                        if r.error is not None and r.error.kind in _PATH_ERRORS:
+                            self._path_failed.add(c.name)
                     elif (t := self.tools.get(c.name)) is not None and t.irreversible:
                         answered.clear()  # the world changed: earlier results may be stale
                     else:
@@ -581,6 +590,10 @@ class _InFlight:
     calls: list[ToolCall] = field(default_factory=list)
     content: str = ""  # the turn's prose beside its calls
     results: list[ToolResult] = field(default_factory=list)
+
+
+# Errors that say a path argument named nothing usable (see Workspace.resolve).
+_PATH_ERRORS = frozenset({"not_found", "not_a_file", "not_a_dir"})
 
 
 def _failure(gen: Generation) -> Stop | None:

@@ -174,7 +174,7 @@ def run_recovery(
     backend: Backend,
     tasks: list[RecoveryTask],
     *,
-    live_grammar: bool,
+    live_grammar: bool | Literal["after_error"],
     max_steps: int = 6,
     on_result: Callable[[dict[str, Any]], None] | None = None,
 ) -> dict[str, Any]:

@@ -604,3 +604,25 @@ def test_folding_is_not_reported_as_a_re_render(tmp_path: Path) -> None:
     result = Agent(fake, TOOLS, config=cfg).run("the task", trace=path)
     assert any(m.folded for m in result.history)
     assert all("kv_reuse_lost" not in s["info"] for s in steps_of(read_trace(path)))
+
+
+# -- state-aware grammars ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("live", "narrowed"),
+    [(True, [True, True, True]), (False, [False, False, False]), ("after_error", [False, True, True])],
+)
+def test_when_paths_are_narrowed_by_the_grammar(tmp_path: Path, live: Any, narrowed: list[bool]) -> None:
+    from localagent.builtin_tools import workspace_tools
+    from localagent.workspace import Workspace
+
+    root = tmp_path / "ws"
+    (root / "src").mkdir(parents=True)
+    (root / "src" / "main.py").write_text("VERSION = '3.2.1'\n")
+    replies = [call_text("read_file", path="src/mian.py"), call_text("read_file", path="src/main.py"), "3.2.1"]
+    fake = FakeBackend.scripted(replies)
+    agent = Agent(fake, workspace_tools(Workspace(root), write=False), root=root, config=AgentConfig(live_grammar=live))
+    assert agent.run("What is VERSION?").answer == "3.2.1"
+    # The file's name as a grammar literal means the path argument is an enum of what exists.
+    assert [r'"\"src/main.py\""' in (o.grammar or "") for o in fake.options] == narrowed
