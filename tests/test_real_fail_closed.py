@@ -9,6 +9,7 @@ tiny model keeps this cheap; the decoder is the same for every model.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +20,7 @@ from localagent.backends.base import GenerateOptions
 from localagent.builtin_tools import workspace_tools
 from localagent.grammar import ToolChoice, build_constraint
 from localagent.messages import Message
-from localagent.stops import EXIT_CODES
+from localagent.stops import EXIT_CODES, Limits
 from localagent.trace import read_trace
 from localagent.workspace import Workspace
 
@@ -170,3 +171,19 @@ def test_a_matcher_that_raises_is_a_constraint_error_not_an_exception(smol: Any,
     gen = smol.generate(MESSAGES, [READ], GenerateOptions(max_tokens=48, grammar=c.text))
     assert gen.finish_reason == "error" and gen.info.get("constraint_error")
     assert "KeyError" in (gen.error or "") and "fail closed" in (gen.error or "")
+
+
+def test_a_call_cut_by_the_token_limit_is_never_run(smol: Any, tmp_path: Path) -> None:
+    """A real reply cut inside its call (a token limit far too small for it): the step's
+    result is a structured error for the model, and the tool does not run."""
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / "notes.txt").write_text("The launch code is PURPLE-42.\n")
+    tools = [t for t in workspace_tools(Workspace(root)) if t.name == "read_file"]
+    cfg = AgentConfig(max_tokens=10, tool_choice="required", limits=Limits(max_steps=1))
+    r = Agent(smol, tools, root=root, config=cfg).run("What is in notes.txt?", trace=tmp_path / "t.jsonl")
+    recs = read_trace(tmp_path / "t.jsonl")
+    step = recs[1]
+    assert step["finish_reason"] == "length" and step["text"].startswith("<tool_call>") and step["calls"] == []
+    assert step["results"][0]["content"].startswith("error (format_error): the reply hit the token limit inside a tool call")
+    assert r.stop_reason is StopReason.MAX_STEPS and "PURPLE" not in json.dumps(recs)

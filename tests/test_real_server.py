@@ -11,6 +11,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -99,9 +100,10 @@ def notes(tmp_path: Path) -> Path:
 
 
 def _agent(backend: ServerBackend, root: Path) -> Agent:
-    # read_file alone: offered all six tools, the 135M model writes files instead.
+    # read_file alone: offered all six tools, the 135M model writes files instead; and
+    # the path narrowed by the grammar from the first step: left free, it reads src/main.py.
     tools = [t for t in workspace_tools(Workspace(root)) if t.name == "read_file"]
-    cfg = AgentConfig(system_prompt=load_prompt("system").strip(), max_tokens=96)
+    cfg = AgentConfig(system_prompt=load_prompt("system").strip(), max_tokens=96, live_grammar=True)
     return Agent(backend, tools, root=root, config=cfg)
 
 
@@ -157,3 +159,76 @@ def test_server_killed_mid_run(server: Served, notes: Path, tmp_path: Path) -> N
     assert recs[-1]["stop_reason"] == "backend_error" and json.dumps(recs[-1])
     assert any(m.role == "tool" and "PURPLE-42" in m.content for m in r.history)
     assert r.answer.startswith("[stopped: backend_error]") and "<" not in r.answer  # no half call as an answer
+
+
+class _SlowServerBackend(ServerBackend):
+    """Asks the server for a long answer it cannot end early: every end-of-generation
+    token is banned (``logit_bias``), so it must write ``max_tokens`` tokens."""
+
+    ban: dict[str, float] = {}
+
+    def request_body(self, messages: Any, tools: Any, options: Any) -> dict[str, Any]:
+        body = super().request_body(messages, tools, options)
+        body["logit_bias"] = self.ban
+        return body
+
+
+def _end_tokens() -> dict[str, float]:
+    import llama_cpp
+    from llama_cpp import Llama
+
+    from localagent.provision import resolve_model
+
+    v = Llama(str(resolve_model(TINY, progress=False)), vocab_only=True, verbose=False)
+    vocab = llama_cpp.llama_model_get_vocab(v.model)
+    return {str(i): -100.0 for i in range(v.n_vocab()) if llama_cpp.llama_vocab_is_eog(vocab, i)}
+
+
+def test_a_slow_answer_past_the_timeout(server: Served, notes: Path, tmp_path: Path) -> None:
+    """The real server, made slow: 1,500 tokens it cannot stop before (several seconds
+    on any CPU), asked for in one reply (not streamed) with 1 s to answer. Each try times out, and the run stops as a
+    backend error in about the time the tries allow, not the time the answer takes."""
+    ban = _end_tokens()
+    assert ban
+    b = _SlowServerBackend(server.url, n_ctx=N_CTX, timeout=1.0, stream=False, retries=Retries(attempts=2, backoff_s=0.1))
+    b.ban = ban
+    cfg = AgentConfig(constrained=False, max_tokens=1500)
+    t0 = time.monotonic()
+    r = Agent(b, [], config=cfg).run("Tell me a long story about the sea.", trace=tmp_path / "t.jsonl")
+    took = time.monotonic() - t0
+    server.kill()  # it would go on writing the 1,500 tokens
+    assert r.stop_reason is StopReason.BACKEND_ERROR, r.answer
+    assert "no answer within 1 s" in r.message and "after 2 tries" in r.message, r.message
+    assert took < 10, took  # 2 tries of 1 s and the waits, plus the first request's setup
+    recs = read_trace(tmp_path / "t.jsonl")
+    assert [x["type"] for x in recs] == ["run_start", "step", "run_end"]
+    assert recs[1]["finish_reason"] == "error" and recs[1]["info"]["attempts"] == 2
+    assert recs[-1]["stop_reason"] == "backend_error"
+
+
+def test_the_same_request_answers_with_room(server: Served) -> None:
+    """The control for the test above: with time enough, the same server answers the same
+    kind of request (not streamed, so its usage comes in the reply)."""
+    from localagent.backends.base import GenerateOptions
+    from localagent.messages import Message
+
+    b = _SlowServerBackend(server.url, n_ctx=N_CTX, timeout=60.0, stream=False)
+    b.ban = _end_tokens()
+    gen = b.generate([Message("user", "Tell me a long story about the sea.")], [], GenerateOptions(max_tokens=24))
+    assert gen.finish_reason == "length" and gen.completion_tokens == 24, (gen.finish_reason, gen.error)
+    assert gen.info["usage"] == "server" and gen.prompt_tokens > 0
+
+
+def test_a_port_with_nothing_listening(server: Served, notes: Path, tmp_path: Path) -> None:
+    """The real server's own port once it is gone: every try is refused at once, and the
+    run stops as a backend error naming the server."""
+    b = server.backend(retries=Retries(attempts=3, backoff_s=0.05))
+    assert b.probe()
+    server.kill()
+    t0 = time.monotonic()
+    r = _agent(b, notes).run("What is the launch code written in notes.txt?", trace=tmp_path / "t.jsonl")
+    assert time.monotonic() - t0 < 5
+    assert r.stop_reason is StopReason.BACKEND_ERROR
+    assert server.url in r.message and "connection refused" in r.message and "after 3 tries" in r.message
+    recs = read_trace(tmp_path / "t.jsonl")
+    assert [x["type"] for x in recs] == ["run_start", "step", "run_end"] and recs[-1]["stop_reason"] == "backend_error"
