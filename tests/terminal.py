@@ -39,14 +39,33 @@ class Terminal:
     def text(self) -> str:
         return self.screen.decode("utf-8", "replace").replace("\r\n", "\n")
 
-    def expect(self, what: str, timeout: float) -> None:
-        """Wait until ``what`` is on the screen."""
+    def rendered(self) -> str:
+        """What a person sees: a carriage return goes back to the start of the line, and what
+        follows overwrites it (as a progress bar redraws and then clears its line)."""
+        lines = []
+        for raw in self.text().split("\n"):
+            cells: list[str] = []
+            col = 0
+            for ch in raw:
+                if ch == "\r":
+                    col = 0
+                    continue
+                if col < len(cells):
+                    cells[col] = ch
+                else:
+                    cells.append(ch)
+                col += 1
+            lines.append("".join(cells).rstrip())
+        return "\n".join(lines)
+
+    def expect(self, what: str, timeout: float, count: int = 1) -> None:
+        """Wait until ``what`` is on the screen (``count`` times)."""
         end = time.monotonic() + timeout
-        while what not in self.text():
+        while self.text().count(what) < count:
             if time.monotonic() > end or not self._read(min(1.0, max(0.0, end - time.monotonic()))):
-                if what in self.text():
+                if self.text().count(what) >= count:
                     return
-                raise AssertionError(f"{what!r} never appeared; the screen:\n{self.text()}")
+                raise AssertionError(f"{what!r} never appeared{f' {count} times' if count > 1 else ''}; the screen:\n{self.text()}")
 
     def type(self, keys: str) -> None:
         os.write(self.fd, keys.encode())

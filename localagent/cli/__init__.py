@@ -14,6 +14,13 @@ import typer
 from .. import config as settings
 from ..errors import LocalAgentError
 
+
+class Interrupted(LocalAgentError):
+    """Ctrl-C before a run started (while the model loads): one line, exit 130.
+    A run records its own interrupt (trace, partial answer)."""
+
+    exit_code = 130
+
 app = typer.Typer(
     name="localagent",
     help=(
@@ -66,7 +73,8 @@ def main() -> None:
     except LocalAgentError as e:
         if os.environ.get("LOCALAGENT_TRACEBACK"):
             raise
-        print(f"localagent: error: {e}", file=sys.stderr)
+        kind = "" if isinstance(e, Interrupted) else "error: "
+        print(f"localagent: {kind}{e}", file=sys.stderr)
         sys.exit(e.exit_code)
     except Exception as e:
         if os.environ.get("LOCALAGENT_TRACEBACK"):

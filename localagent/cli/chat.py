@@ -14,7 +14,7 @@ from ..errors import ConfigError
 from ..messages import Message, history_from_json, history_to_json
 from ..stops import Limits
 from ..trace import new_trace_path
-from .run import API_KEY, BASE_URL, SERVER_DIALECT, SERVER_TIMEOUT, LivePrinter, _sigterm, build_agent, summary
+from .run import API_KEY, BASE_URL, SERVER_DIALECT, SERVER_TIMEOUT, LivePrinter, _sigterm, build_agent, interrupt_means, summary
 
 
 def _load(path: Path) -> list[Message]:
@@ -28,6 +28,9 @@ def chat(
     root: Path = typer.Option(Path("."), "--root", help="The folder the tools work in."),
     model: Optional[str] = typer.Option(None, "--model", help="A model id or a .gguf path; with --base-url, the server's model name."),
     max_steps: int = typer.Option(12, "--max-steps", min=1, help="Step limit of each turn."),
+    token_budget: Optional[int] = typer.Option(None, "--token-budget", min=1, help="Budget of each turn on tokens evaluated plus generated."),
+    deadline: Optional[float] = typer.Option(None, "--deadline", help="Wall-clock limit of each turn in seconds."),
+    tools_file: Optional[Path] = typer.Option(None, "--tools", help="A Python file of extra @tool functions."),
     save: Optional[Path] = typer.Option(None, "--save", help="Write the history here after every turn."),
     resume: Optional[Path] = typer.Option(None, "--resume", help="Start from a history saved with --save."),
     n_ctx: int = typer.Option(8192, "--ctx", min=256, help="Context window in tokens."),
@@ -41,15 +44,22 @@ def chat(
     server_dialect: str = SERVER_DIALECT,
     server_timeout: float = SERVER_TIMEOUT,
 ) -> None:
-    """Talk with the agent, turn after turn; an empty line, `exit` or Ctrl-D ends it."""
+    """Talk with the agent, turn after turn; an empty line, `exit` or Ctrl-D ends it.
+
+    The model stays loaded and its KV cache warm between turns. Ctrl-C stops the turn under way
+    (its partial answer is kept); at the prompt it ends the chat. Limits apply to each turn.
+    """
     from ..loop import Events
 
     history = _load(resume) if resume else []
-    agent = build_agent(
-        root, model, allow_commands=allow_commands, yes=yes, allow=allow or (), n_ctx=n_ctx,
-        n_gpu_layers=n_gpu_layers, verbose=verbose, limits=Limits(max_steps=max_steps),
-        base_url=base_url, api_key=api_key, server_dialect=server_dialect, server_timeout=server_timeout,
-    )
+    with interrupt_means("before the chat started"):
+        agent = build_agent(
+            root, model, tools_file=tools_file, allow_commands=allow_commands, yes=yes, allow=allow or (),
+            n_ctx=n_ctx, n_gpu_layers=n_gpu_layers, verbose=verbose,
+            limits=Limits(max_steps=max_steps, token_budget=token_budget, deadline_s=deadline),
+            base_url=base_url, api_key=api_key, server_dialect=server_dialect, server_timeout=server_timeout,
+        )
+        agent.check_budget("")  # a budget that cannot cover a turn's first prompt: say so before the first turn
     p = LivePrinter()
     events = Events(on_text=p.text, on_step_start=p.step, on_call=p.call, on_result=p.result, on_notice=p.notice)
     signal.signal(signal.SIGTERM, _sigterm)

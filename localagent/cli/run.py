@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import json
+import os
 import signal
 import sys
+from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Iterator, Optional, Sequence
 
 import typer
 
-from ..errors import ConfigError
+from ..errors import BackendError, ConfigError
 from ..messages import ToolCall, ToolResult
 from ..stops import EXIT_CODES, Limits
 from ..trace import new_trace_path
@@ -59,6 +61,48 @@ def summary(result: "RunResult") -> str:
     )
 
 
+def check_root(root: Path) -> None:
+    """A ConfigError unless ``root`` is a folder whose entries can be listed."""
+    if not root.exists():
+        raise ConfigError(f"--root {root} does not exist")
+    if not root.is_dir():
+        raise ConfigError(f"--root {root} is not a folder")
+    try:
+        with os.scandir(root) as entries:
+            next(entries, None)
+    except OSError as e:
+        raise ConfigError(f"--root {root} cannot be read: {e.strerror or e}") from None
+
+
+@contextmanager
+def interrupt_means(what: str) -> Iterator[None]:
+    """Ctrl-C in this block (before a run: a download, the model loading) ends the command
+    with one line and exit 130.
+
+    While llama.cpp loads a model, Python code runs only in its callbacks (the log, the
+    progress bar), and ctypes swallows a KeyboardInterrupt raised there; so the press is
+    also remembered here, and the command stops as soon as the load returns."""
+    from . import Interrupted
+
+    pressed = False
+
+    def on_sigint(signum: int, frame: Any) -> None:
+        nonlocal pressed
+        pressed = True
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGINT, on_sigint)
+    try:
+        yield
+    except KeyboardInterrupt:
+        pressed = True
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    if pressed:
+        print(file=sys.stderr)  # off the line the ^C or a progress bar is on
+        raise Interrupted(f"interrupted {what}")
+
+
 def build_agent(
     root: Path,
     model: str | None,
@@ -90,8 +134,7 @@ def build_agent(
     from ..tools import load_tools_file
     from ..workspace import Workspace
 
-    if not root.is_dir():
-        raise ConfigError(f"--root {root} is not a readable folder")
+    check_root(root)
     ws = Workspace(root)
     tools = workspace_tools(ws, allow_commands=allow_commands)
     if tools_file is not None:
@@ -102,7 +145,13 @@ def build_agent(
             base_url, model=model, api_key=api_key, dialect=server_dialect, n_ctx=n_ctx, timeout=server_timeout
         )
     else:
-        backend = load_llama(model, n_ctx=n_ctx, n_gpu_layers=n_gpu_layers, verbose=verbose, progress=progress)
+        try:
+            backend = load_llama(model, n_ctx=n_ctx, n_gpu_layers=n_gpu_layers, verbose=verbose, progress=progress)
+        except BackendError as e:
+            if verbose:  # llama.cpp's reason is on the screen already
+                raise
+            # Without --verbose, llama.cpp's log (which says why) is silenced.
+            raise BackendError(f"{e} (llama.cpp's reason is in its log: run again with --verbose)") from None
     config = AgentConfig(
         limits=limits or Limits(),
         temperature=temperature,
@@ -155,17 +204,18 @@ def run(
     """
     from ..loop import Events
 
-    agent = build_agent(
-        root, model, tools_file=tools_file, allow_commands=allow_commands, yes=yes, allow=allow or (),
-        n_ctx=n_ctx, n_gpu_layers=n_gpu_layers, verbose=verbose, progress=not as_json,
-        limits=Limits(max_steps=max_steps, token_budget=token_budget, deadline_s=deadline),
-        temperature=temperature, seed=seed, constrained=not free,
-        base_url=base_url, api_key=api_key, server_dialect=server_dialect, server_timeout=server_timeout,
-    )
+    with interrupt_means("before the run started"):
+        agent = build_agent(
+            root, model, tools_file=tools_file, allow_commands=allow_commands, yes=yes, allow=allow or (),
+            n_ctx=n_ctx, n_gpu_layers=n_gpu_layers, verbose=verbose, progress=not (as_json or quiet),
+            limits=Limits(max_steps=max_steps, token_budget=token_budget, deadline_s=deadline),
+            temperature=temperature, seed=seed, constrained=not free,
+            base_url=base_url, api_key=api_key, server_dialect=server_dialect, server_timeout=server_timeout,
+        )
+        agent.check_budget(task)
     live = not (as_json or quiet)
     p = LivePrinter()
     events = Events(on_text=p.text, on_step_start=p.step, on_call=p.call, on_result=p.result, on_notice=p.notice) if live else None
-    agent.check_budget(task)
     signal.signal(signal.SIGTERM, _sigterm)
     result = agent.run(task, trace=trace or new_trace_path(), events=events)
     if as_json:
