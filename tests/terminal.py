@@ -8,6 +8,7 @@ import select
 import signal
 import time
 import warnings
+from typing import Callable
 
 
 class Terminal:
@@ -99,6 +100,15 @@ class Terminal:
     def ctrl_c(self) -> None:
         """Press Ctrl-C: the terminal sends SIGINT to the program in the foreground."""
         self.type("\x03")
+
+    def until(self, condition: Callable[[], bool], timeout: float) -> None:
+        """Read until ``condition()`` holds."""
+        end = time.monotonic() + timeout
+        while not condition():
+            if time.monotonic() > end or not self._read(1.0):
+                if condition():
+                    return
+                raise AssertionError(f"the condition never held; the screen:\n{self.text()}")
 
     def grown(self, chars: int, timeout: float) -> None:
         """Wait until ``chars`` more characters are on the screen."""

@@ -32,6 +32,7 @@ from localagent.approval import (
 from localagent.builtin_tools import workspace_tools
 from localagent.errors import ConfigError
 from localagent.messages import ToolCall
+from localagent.stops import EXIT_CODES, StopReason
 from localagent.tools import Tool, ToolSet
 from localagent.workspace import Workspace
 from terminal import Terminal
@@ -336,3 +337,38 @@ def test_real_model_write_is_asked_on_the_terminal_and_approved(workspace: Path,
     term.type("y\r")
     term.answer_until_exit("n\r", timeout=600)  # any later call is refused
     assert "hi" in (workspace / "hello.txt").read_text().lower(), term.text()
+
+
+@pytest.mark.real
+def test_real_model_write_is_asked_on_the_terminal_and_denied(workspace: Path, tmp_path: Path) -> None:
+    def files() -> dict[Path, bytes]:  # the workspace, less the traces the run writes into it
+        return {p: p.read_bytes() for p in workspace.rglob("*") if p.is_file() and "traces" not in p.parts}
+
+    before = files()
+    task = "Create a new file named hello.txt whose content is the word hi."
+    argv = [sys.executable, "-c", "from localagent.cli import main; main()", "run", task, "--root", str(workspace),
+            "--max-steps", "4"]
+    term = Terminal(argv, _env(tmp_path))
+    term.expect("Allow it? [y]es, [N]o, [a]lways for this tool: ", timeout=600)
+    assert "approval needed: write_file" in term.text() and "+++ b/hello.txt" in term.text()
+    term.type("n\r")
+    # The refusal is shown as the call's result, live, before the model's next turn.
+    term.expect("✗ error (denied): denied: the user refused 'write_file'", timeout=60)
+    code = term.answer_until_exit("n\r", timeout=600)  # a retry is refused too
+    screen = term.text()
+    assert "Traceback" not in screen
+    assert not (workspace / "hello.txt").exists()
+    assert files() == before  # nothing changed
+    # The run ends with an answer, or stops for a stated reason; the summary line says which.
+    files = list((tmp_path / "traces").glob("*.jsonl"))
+    records = [json.loads(line) for line in files[0].read_text().splitlines()]
+    end = records[-1]
+    assert end["type"] == "run_end" and code == EXIT_CODES[StopReason(end["stop_reason"])], screen
+    assert end["stop_reason"] == "answered" or end["stop_reason"] == "max_steps" or end["stop_reason"].startswith("no_progress")
+    assert f"· {end['stop_reason']}] trace:" in screen.strip().splitlines()[-1]
+    # The model was told: the refusal is the call's result, and the model had a turn after it.
+    steps = [r for r in records if r["type"] == "step"]
+    first = steps[0]["results"][0]
+    assert first["error"]["kind"] == "denied"
+    assert first["content"].startswith("error (denied): denied: the user refused 'write_file'")
+    assert len(steps) >= 2
