@@ -410,7 +410,7 @@ class LlamaBackend:
         out: list[str] = []
         self.last_tokens: list[int] = []  # the reply's token ids (the benchmark replays them)
         limit = min(options.max_tokens, room)
-        n_out = rejected = n_forced = 0
+        n_out = rejected = n_forced = n_dropped = 0
         first: float | None = None
         finish: FinishReason = "length"
         info: dict[str, Any] = {}
@@ -464,7 +464,13 @@ class LlamaBackend:
                     "".join(out), options.call_heads, parallel=options.parallel, keys=options.call_keys
                 )
                 if forced:
-                    draft += self.tokenize(forced)
+                    fixed = self.tokenize(forced)
+                    if not ends and len(fixed) > 1 and not self._piece(fixed[-1]).strip():
+                        # A lone space last ('"path": ') is seldom the model's own split: it
+                        # writes ' "' or ' 0' next. Leave it to the model instead of evaluating
+                        # a row that the check below would throw away.
+                        fixed.pop()
+                    draft += fixed
                 if ends and n_trigger == 0 and n_out + len(draft) < limit:
                     # The rest of the turn is fixed ("\n</tool_call>", then the end): no
                     # choice is left whose logits these tokens could change, and the next
@@ -501,6 +507,7 @@ class LlamaBackend:
                 if j >= n_trigger:
                     n_forced += 1
             if kept < len(draft):
+                n_dropped += len(draft) - kept
                 self.llm.n_tokens -= len(draft) - kept  # the KV cells past here are dropped on the next eval
             next_logits = rows[kept]
         tail = decoder.decode(b"", final=True)
@@ -510,7 +517,8 @@ class LlamaBackend:
         if finish == "length" and n_out >= room:
             finish = "context"
         if matcher is not None:
-            info.update(grammar_rejections=rejected, forced_tokens=n_forced)
+            # forced_dropped: inserted tokens the plain path would not have chosen (evaluated in vain)
+            info.update(grammar_rejections=rejected, forced_tokens=n_forced, forced_dropped=n_dropped)
         return Generation(
             text, finish, len(prompt), evaluated, n_out, time.monotonic() - t0, first,
             error="the context window filled up during the reply" if finish == "context" else None,
