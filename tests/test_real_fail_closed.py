@@ -147,12 +147,6 @@ def test_the_run_stops_as_constraint_error_and_runs_nothing(smol: Any, tmp_path:
     assert "PURPLE" not in r.answer  # the file was never read
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=KeyError,
-    reason="localagent/backends/llama.py does not wrap its matcher in llama_grammar.FailClosed yet: "
-    "an exception raised by a matcher itself escapes generate() (see the report for the change)",
-)
 def test_a_matcher_that_raises_is_a_constraint_error_not_an_exception(smol: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     import localagent.backends.llama as llama_backend
     from localagent.backends.llama_grammar import GrammarMatcher

@@ -88,11 +88,6 @@ def test_the_tiny_models_template_has_no_tools_so_our_prompt_describes_them(smol
     assert "<|im_start|>user\n<tool_response>\nThe launch code is PURPLE-42.\n</tool_response><|im_end|>" in prompt
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="llama.template_messages drops an earlier call kept without its raw text (a saved chat, "
-    "an eval case) for a template without tools: the turn renders empty (see the report for the change)",
-)
 def test_an_earlier_call_without_raw_text_is_shown_to_a_model_without_tool_support(smol_template: str) -> None:
     # In a run the turn is re-rendered from the text generated; a history from elsewhere has
     # only the calls. ChatML ignores tool_calls, so the call must be written out as text,

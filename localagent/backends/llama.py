@@ -25,12 +25,12 @@ import llama_cpp
 from llama_cpp import Llama
 
 from ..errors import BackendError, ConstraintError
-from ..formats import CALL_OPEN, generic_system_prompt
+from ..formats import CALL_OPEN, generic_system_prompt, render_call
 from ..jump import forced_text
 from ..messages import Message
 from ..prompt import render, template_supports_tools
 from .base import FinishReason, Generation, GenerateOptions
-from .llama_grammar import GrammarMatcher
+from .llama_grammar import FailClosed, GrammarMatcher
 from .outlines_engine import OutlinesMatcher, build_index
 from .prefix_cache import PrefixCache, cache_key
 
@@ -45,6 +45,10 @@ def template_messages(
     for m in messages:
         if m.role == "assistant" and m.raw is not None:
             out.append({"role": "assistant", "content": m.raw})
+        elif m.role == "assistant" and m.tool_calls and not native_tools:
+            # A template without tools ignores tool_calls: write the calls out in our envelope.
+            calls = [render_call(c.name, c.arguments) for c in m.tool_calls]
+            out.append({"role": "assistant", "content": "\n".join([m.content] * bool(m.content) + calls)})
         else:
             out.append(m.to_template())
     if schemas and not native_tools:
@@ -294,7 +298,7 @@ class LlamaBackend:
             self._structured = mask
         return self._structured
 
-    def _decide(self, logits: np.ndarray, threshold: float, matcher: GrammarMatcher | OutlinesMatcher) -> tuple[list[int], np.ndarray, float]:
+    def _decide(self, logits: np.ndarray, threshold: float, matcher: FailClosed) -> tuple[list[int], np.ndarray, float]:
         """Call or prose at the first token. Returns the tokens to force (the
         trigger, for a call), the logits to sample from, and the call mass."""
         mask = self._structured_mask()
@@ -308,7 +312,7 @@ class LlamaBackend:
         return [], prose, mass
 
     def _allowed_choice(
-        self, logits: np.ndarray, matcher: GrammarMatcher | OutlinesMatcher, temperature: float, rng: np.random.Generator
+        self, logits: np.ndarray, matcher: FailClosed, temperature: float, rng: np.random.Generator
     ) -> int | None:
         """The token the constrained path picks from ``logits``; None if none is allowed."""
         if temperature <= 0:
@@ -363,6 +367,10 @@ class LlamaBackend:
         try:
             warm = self._warm_start(self._prefix_ids(messages, schemas, prompt), info)
             gen = self._decode(prompt, room, matcher, options, t0)
+            if matcher is not None and matcher.error is not None:
+                # The engine failed during the reply and allowed nothing after: fail closed, and say why.
+                gen.finish_reason, gen.error = "error", matcher.error
+                gen.info["constraint_error"] = True
         finally:
             if matcher is not None:
                 matcher.close()
@@ -370,11 +378,11 @@ class LlamaBackend:
         gen.prompt_tokens_evaluated += warm  # evaluated before _decode counted
         return gen
 
-    def _matcher(self, options: GenerateOptions) -> GrammarMatcher | OutlinesMatcher | None:
+    def _matcher(self, options: GenerateOptions) -> FailClosed | None:
         if options.grammar and options.regex:
             raise ConstraintError("give a GBNF grammar or a regex, not both")
         if options.grammar:
-            return GrammarMatcher(self._vocab, self.n_vocab, options.grammar)
+            return FailClosed(GrammarMatcher(self._vocab, self.n_vocab, options.grammar))
         if options.regex:
             index = self._indexes.get(options.regex)
             if index is None:
@@ -382,7 +390,7 @@ class LlamaBackend:
                 if len(self._indexes) >= 16:
                     self._indexes.pop(next(iter(self._indexes)))
                 self._indexes[options.regex] = index
-            return OutlinesMatcher(index, self._eog_ids)
+            return FailClosed(OutlinesMatcher(index, self._eog_ids))
         return None
 
     def _token_bytes(self) -> dict[bytes, list[int]]:
@@ -400,7 +408,7 @@ class LlamaBackend:
         self,
         prompt: list[int],
         room: int,
-        matcher: GrammarMatcher | OutlinesMatcher | None,
+        matcher: FailClosed | None,
         options: GenerateOptions,
         t0: float,
     ) -> Generation:
@@ -526,7 +534,7 @@ class LlamaBackend:
         )
 
 
-def _emit_tail(tokens: list[int], matcher: GrammarMatcher | OutlinesMatcher, emit: Any) -> int:
+def _emit_tail(tokens: list[int], matcher: FailClosed, emit: Any) -> int:
     """Emit ``tokens`` while the grammar allows them; returns how many were emitted."""
     for i, t in enumerate(tokens):
         if not matcher.allows(t):
@@ -535,7 +543,7 @@ def _emit_tail(tokens: list[int], matcher: GrammarMatcher | OutlinesMatcher, emi
     return len(tokens)
 
 
-def _best_allowed(logits: np.ndarray, matcher: GrammarMatcher | OutlinesMatcher, k: int = 48) -> int | None:
+def _best_allowed(logits: np.ndarray, matcher: FailClosed, k: int = 48) -> int | None:
     """Under greedy decoding, the best token the grammar allows among the top
     ``k``: the same token the full mask would give, at a fraction of its cost."""
     top = np.argpartition(logits, -k)[-k:]
