@@ -99,39 +99,51 @@ def _setup(backend: Any) -> Setup:
     return Setup(backend, root, tools, ToolSet(tools).schemas(), system)
 
 
-def decode_speeds(s: Setup, max_tokens: int = 48) -> dict[str, Any]:
-    """ms per token: free, llama-cpp-python's stock grammar path, and ours, on the same prompt."""
+def decode_speeds(s: Setup, max_tokens: int = 48, repeats: int = 3) -> dict[str, Any]:
+    """ms per token: free, llama-cpp-python's stock grammar path, and ours, on the same
+    prompt; the four interleaved ``repeats`` times, medians reported."""
+    import statistics
+
     from llama_cpp import LlamaGrammar
 
     b = s.backend
     msgs = [Message("system", s.system), Message("user", TASK)]
     c = build_constraint(s.schemas, ToolChoice("required"), parallel=False)
     grammar = c.text
-    b.generate(msgs, s.schemas, GenerateOptions(max_tokens=1))  # the prompt into the KV cache
-    free = b.generate(msgs, s.schemas, GenerateOptions(max_tokens=max_tokens))
-    plain = b.generate(msgs, s.schemas, GenerateOptions(max_tokens=max_tokens, grammar=grammar, parallel=False))
-    ours = b.generate(
-        msgs, s.schemas, GenerateOptions(max_tokens=max_tokens, grammar=grammar, call_heads=c.heads, call_keys=dict(c.keys), parallel=False)
-    )
     prompt = b._prompt_ids(msgs, s.schemas)
-    t0 = time.monotonic()
-    times = []
-    text = ""
-    for chunk in b.llm.create_completion(
-        prompt, max_tokens=max_tokens, temperature=0.0, grammar=LlamaGrammar.from_string(grammar, verbose=False), stream=True
-    ):
-        times.append(time.monotonic() - t0)
-        text += chunk["choices"][0]["text"]
-    b.llm.n_tokens = 0  # the stock path leaves its own cache state: start ours clean
-    stock_ms = 1000 * (times[-1] - times[0]) / max(1, len(times) - 1)
+    runs: dict[str, list[float]] = {"free": [], "gbnf": [], "constrained": [], "constrained_no_jump": []}
+    for _ in range(repeats):
+        b.generate(msgs, s.schemas, GenerateOptions(max_tokens=1))  # the prompt into the KV cache
+        free = b.generate(msgs, s.schemas, GenerateOptions(max_tokens=max_tokens))
+        plain = b.generate(msgs, s.schemas, GenerateOptions(max_tokens=max_tokens, grammar=grammar, parallel=False))
+        ours = b.generate(
+            msgs, s.schemas,
+            GenerateOptions(max_tokens=max_tokens, grammar=grammar, call_heads=c.heads, call_keys=dict(c.keys), parallel=False),
+        )
+        t0 = time.monotonic()
+        times = []
+        text = ""
+        for chunk in b.llm.create_completion(
+            prompt, max_tokens=max_tokens, temperature=0.0, grammar=LlamaGrammar.from_string(grammar, verbose=False),
+            stream=True,
+        ):
+            times.append(time.monotonic() - t0)
+            text += chunk["choices"][0]["text"]
+        b.llm.n_tokens = 0  # the stock path leaves its own cache state: start ours clean
+        runs["free"].append(_ms_per_token(free))
+        runs["gbnf"].append(1000 * (times[-1] - times[0]) / max(1, len(times) - 1))
+        runs["constrained"].append(_ms_per_token(ours))
+        runs["constrained_no_jump"].append(_ms_per_token(plain))
+    med = {k: round(statistics.median(v), 2) for k, v in runs.items()}
     return {
-        "free_ms_per_token": round(_ms_per_token(free), 2),
-        "gbnf_ms_per_token": round(stock_ms, 2),
-        "constrained_ms_per_token": round(_ms_per_token(ours), 2),
+        "free_ms_per_token": med["free"],
+        "gbnf_ms_per_token": med["gbnf"],
+        "constrained_ms_per_token": med["constrained"],
+        "constrained_no_jump_ms_per_token": med["constrained_no_jump"],
+        "ms_per_token_runs": {k: [round(x, 2) for x in v] for k, v in runs.items()},
         "free_tokens": free.completion_tokens,
         "constrained_tokens": ours.completion_tokens,
         "gbnf_tokens": len(times),
-        "constrained_no_jump_ms_per_token": round(_ms_per_token(plain), 2),
         "constrained_output_equals_stock": ours.text == text,
         "constrained_output_equals_no_jump": ours.text == plain.text,
         "grammar_rejections": ours.info.get("grammar_rejections"),
