@@ -337,3 +337,20 @@ def test_chat_history_resumes_exactly(root: Path, tmp_path: Path) -> None:
     resumed = json.loads(saved.read_text())
     assert resumed[: len(history)] == history
     assert [m["content"] for m in resumed[len(history):]] == ["And again?", "Again: one, two."]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["run", "task", "--max-steps", "0"], "Invalid value for '--max-steps': Input should be greater than or equal to 1 (see `localagent run --help`)"),
+        (["run", "task", "--deadline", "-1"], "Invalid value for '--deadline'"),
+        (["run", "--root", "."], "Missing argument 'task'. (see `localagent run --help`)"),
+        (["run", "task", "--bogus"], "No such option: --bogus"),
+        (["chat", "--max-steps", "x"], "Invalid value for '--max-steps'"),
+        (["bogus"], "No such command 'bogus'. (see `localagent --help`)"),
+        (["models", "pull"], "Missing argument 'model_id'. (see `localagent models pull --help`)"),
+    ],
+)
+def test_a_usage_error_is_one_line(tmp_path: Path, args: list[str], message: str) -> None:
+    p = subprocess.run(CLI + args, env=_env(tmp_path), capture_output=True, text=True, timeout=60)
+    assert one_line_error(p, 2, message).startswith("localagent: error: ")

@@ -62,14 +62,31 @@ def _register() -> None:
 _register()
 
 
+def usage_line(e: Exception) -> str:
+    """A click usage error as one line, with the help to read."""
+    message = " ".join(str(getattr(e, "format_message", e.__str__)()).split())
+    ctx = getattr(e, "ctx", None)
+    return f"{message} (see `{ctx.command_path} --help`)" if ctx is not None else message
+
+
 def main() -> None:
     """Console-script entry point."""
     try:
-        # Click's standalone mode handles usage errors (exit 2) and typer.Exit codes.
         # Environment and config-file settings become click's defaults, so flags win.
         command = typer.main.get_command(app)
         found, _ = settings.load(command)
-        command.main(prog_name="localagent", default_map=settings.default_map(found))
+        # Not click's standalone mode: its usage errors are a box of five lines; here they are one.
+        code = command.main(prog_name="localagent", default_map=settings.default_map(found), standalone_mode=False)
+        sys.exit(code if isinstance(code, int) else 0)
+    except typer.TyperException as e:  # click's usage errors (a bad flag, value, command)
+        if type(e).__name__ == "NoArgsIsHelpError":  # no command: the help, as click shows it
+            e.show()  # type: ignore[attr-defined]
+            sys.exit(2)
+        print(f"localagent: error: {usage_line(e)}", file=sys.stderr)
+        sys.exit(getattr(e, "exit_code", 2))
+    except typer.Abort:
+        print("\nlocalagent: aborted", file=sys.stderr)
+        sys.exit(1)
     except LocalAgentError as e:
         if os.environ.get("LOCALAGENT_TRACEBACK"):
             raise

@@ -29,7 +29,7 @@ def chat(
     model: Optional[str] = typer.Option(None, "--model", help="A model id or a .gguf path; with --base-url, the server's model name."),
     max_steps: int = typer.Option(12, "--max-steps", min=1, help="Step limit of each turn."),
     token_budget: Optional[int] = typer.Option(None, "--token-budget", min=1, help="Budget of each turn on tokens evaluated plus generated."),
-    deadline: Optional[float] = typer.Option(None, "--deadline", help="Wall-clock limit of each turn in seconds."),
+    deadline: Optional[float] = typer.Option(None, "--deadline", min=0.0, help="Wall-clock limit of each turn in seconds."),
     tools_file: Optional[Path] = typer.Option(None, "--tools", help="A Python file of extra @tool functions."),
     save: Optional[Path] = typer.Option(None, "--save", help="Write the history here after every turn."),
     resume: Optional[Path] = typer.Option(None, "--resume", help="Start from a history saved with --save."),

@@ -179,7 +179,7 @@ def run(
     model: Optional[str] = typer.Option(None, "--model", help="A model id (see `models list`) or a .gguf path; with --base-url, the server's model name."),
     max_steps: int = typer.Option(12, "--max-steps", min=1, help="Step limit."),
     token_budget: Optional[int] = typer.Option(None, "--token-budget", min=1, help="Budget on tokens evaluated plus generated."),
-    deadline: Optional[float] = typer.Option(None, "--deadline", help="Wall-clock limit in seconds."),
+    deadline: Optional[float] = typer.Option(None, "--deadline", min=0.0, help="Wall-clock limit in seconds."),
     trace: Optional[Path] = typer.Option(None, "--trace", help="Trace file (JSONL); default: a new file under LOCALAGENT_TRACES."),
     tools_file: Optional[Path] = typer.Option(None, "--tools", help="A Python file of extra @tool functions."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object and nothing else on stdout."),
