@@ -310,7 +310,7 @@ class Agent:
                     except ConstraintError as e:
                         stop = Stop(StopReason.CONSTRAINT_ERROR, str(e))
                         break
-                    nudge = Message("user", load_prompt("repeat_guard").strip())
+                    nudge = Message("user", load_prompt("repeat_guard").strip().format(task=task))
                     if ev.on_notice:
                         ev.on_notice("repeat of an earlier call: asked for an answer instead")
                     inflight.streamed.clear()  # an interrupt now keeps the answer, not the repeat
