@@ -81,6 +81,14 @@ class Terminal:
                 self.type(keys)
         return self.wait(10)
 
+    def exited_within(self, seconds: float) -> bool:
+        """Read for up to ``seconds``; True once the child has closed the terminal."""
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:
+            if not self._read(0.2):
+                return True
+        return False
+
     def wait(self, timeout: float) -> int:
         """Read until the child exits; its exit code."""
         end = time.monotonic() + timeout

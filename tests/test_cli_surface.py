@@ -312,7 +312,11 @@ def test_chat_ctrl_c_stops_the_turn_not_the_chat(root: Path, tmp_path: Path) -> 
     term.type("are you there?\r")
     term.expect("Still here.", timeout=60)
     term.expect("you> ", timeout=60, count=4)
-    term.ctrl_c()  # at the prompt: the chat ends
+    # At the prompt, Ctrl-C ends the chat. One that lands as input() starts, before it waits
+    # for the keyboard, is only seen at the next key (CPython's input()); a person presses again.
+    term.ctrl_c()
+    if not term.exited_within(3):
+        term.ctrl_c()
     assert term.wait(30) == 0, term.text()
     history = json.loads(saved.read_text())
     users = [m["content"] for m in history if m["role"] == "user"]
