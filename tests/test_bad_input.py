@@ -51,8 +51,6 @@ FILES: dict[str, bytes] = {
     "case-bad-json.jsonl": b"not json\n",
     "case-bad-field.jsonl": b'{"id": 1}\n',
 }
-ACCEPTED = "accepted: the run starts and stops at once as deadline, exit 6 (cli/run.py: --deadline needs min=0)"
-USAGE = "a click usage error prints a usage box of five lines (cli/__init__.py: catch click.UsageError)"
 
 RUN = ("run", "What is in notes.txt?", "--root", "root")
 CASES = [
@@ -61,17 +59,17 @@ CASES = [
     Case("root is a file", ("run", "task", "--root", "a-file")),
     Case("root is a dangling link", ("run", "task", "--root", "dangling")),
     # -- flag values
-    Case("max-steps 0", RUN + ("--max-steps", "0"), broken=USAGE),
-    Case("max-steps not a number", RUN + ("--max-steps", "abc"), broken=USAGE),
-    Case("temperature out of range", RUN + ("--temperature", "5"), broken=USAGE),
-    Case("ctx too small", RUN + ("--ctx", "10"), broken=USAGE),
-    Case("token-budget 0", RUN + ("--token-budget", "0"), broken=USAGE),
+    Case("max-steps 0", RUN + ("--max-steps", "0")),
+    Case("max-steps not a number", RUN + ("--max-steps", "abc")),
+    Case("temperature out of range", RUN + ("--temperature", "5")),
+    Case("ctx too small", RUN + ("--ctx", "10")),
+    Case("token-budget 0", RUN + ("--token-budget", "0")),
     Case("token-budget below the first prompt", RUN + ("--token-budget", "5")),
-    Case("deadline not a number", RUN + ("--deadline", "abc"), broken=USAGE),
-    Case("deadline negative", RUN + ("--deadline", "-1"), broken=ACCEPTED, accepted=True),
-    Case("unknown flag", RUN + ("--bogus",), broken=USAGE),
-    Case("task missing", ("run", "--root", "root"), broken=USAGE),
-    Case("unknown command", ("bogus",), broken=USAGE),
+    Case("deadline not a number", RUN + ("--deadline", "abc")),
+    Case("deadline negative", RUN + ("--deadline", "-1")),
+    Case("unknown flag", RUN + ("--bogus",)),
+    Case("task missing", ("run", "--root", "root")),
+    Case("unknown command", ("bogus",)),
     Case("server dialect unknown", RUN + ("--base-url", "http://127.0.0.1:9", "--server-dialect", "bogus")),
     # -- the tools file and approvals
     Case("tools file missing", RUN + ("--tools", "missing.py")),
