@@ -295,6 +295,8 @@ class ToolSet:
 def load_tools_file(path: str | Path) -> list[Tool]:
     """Import a Python file and return its module-level ``Tool`` objects, in definition order."""
     p = Path(path)
+    if p.is_dir():
+        raise ConfigError(f"tools file {str(p)!r} is a folder; give a .py file")
     if not p.is_file():
         raise ConfigError(f"tools file {str(p)!r} does not exist")
     # A unique module name per file, so that two tools files never replace each other.

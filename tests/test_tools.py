@@ -236,3 +236,8 @@ def test_bad_tools_file_is_one_line_config_error(tmp_path: Path, source: str, me
 def test_missing_tools_file(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="does not exist"):
         load_tools_file(tmp_path / "nope.py")
+
+
+def test_a_folder_given_as_tools_file(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="is a folder; give a .py file"):
+        load_tools_file(tmp_path)
