@@ -153,6 +153,8 @@ class Stats:
     tool_failures: Counter[str] = field(default_factory=Counter)
     tokens_sent: int = 0
     tokens_evaluated: int = 0
+    kv_reuse_lost_steps: int = 0  # steps whose template re-rendered earlier turns
+    kv_reuse_lost_tokens: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         steps = sorted(self.steps)
@@ -169,6 +171,8 @@ class Stats:
             "tool_failures": dict(self.tool_failures),
             "prompt_tokens_sent": self.tokens_sent,
             "prompt_tokens_evaluated": self.tokens_evaluated,
+            "kv_reuse_lost_steps": self.kv_reuse_lost_steps,
+            "kv_reuse_lost_tokens": self.kv_reuse_lost_tokens,
         }
 
 
@@ -185,6 +189,10 @@ def summarize(paths: list[Path | str]) -> Stats:
             if r.get("type") == "step":
                 st.tokens_sent += r.get("prompt_tokens", 0)
                 st.tokens_evaluated += r.get("prompt_tokens_evaluated", 0)
+                lost = (r.get("info") or {}).get("kv_reuse_lost")
+                if isinstance(lost, int) and lost > 0:
+                    st.kv_reuse_lost_steps += 1
+                    st.kv_reuse_lost_tokens += lost
                 for res in r.get("results", []):
                     name = res.get("name") or "(unnamed)"
                     st.tool_calls[name] += 1

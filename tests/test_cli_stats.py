@@ -113,3 +113,20 @@ def test_missing_and_empty_files_give_one_line(tmp_path: Path) -> None:
     empty.write_text("")
     p = cli("trace", "show", str(empty))
     assert p.returncode == 2 and p.stderr == f"localagent: error: {empty} holds no trace records\n"
+
+
+def test_lost_kv_reuse_is_counted_and_shown(tmp_path: Path) -> None:
+    class Counting(FakeBackend):
+        """Numbers the messages at the top: every turn re-renders the earlier ones."""
+
+        def _render(self, messages, tools):  # type: ignore[no-untyped-def]
+            return [f"[{len(messages)}]"] + super()._render(messages, tools)
+
+    fake = Counting.scripted([call_text("lookup", key="a"), call_text("lookup", key="b"), "done"])
+    fake.reuses_kv_cache = True  # type: ignore[attr-defined]
+    path = tmp_path / "t.jsonl"
+    Agent(fake, [lookup], config=AgentConfig(max_result_tokens=50)).run("task", trace=path)
+    d = json.loads(cli("stats", "--json", str(path)).stdout)
+    assert d["kv_reuse_lost_steps"] == 2 and d["kv_reuse_lost_tokens"] > 0
+    assert "KV reuse lost in 2 steps" in cli("stats", str(path)).stdout
+    assert "tokens of earlier turns evaluated again" in cli("trace", "show", str(path)).stdout

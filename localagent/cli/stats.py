@@ -48,6 +48,11 @@ def format_stats(d: dict[str, Any]) -> str:
     lines.append(
         f"prompt tokens: {sent} sent, {evaluated} evaluated ({_pct(sent - evaluated, sent)} from the KV cache)"
     )
+    if d.get("kv_reuse_lost_steps"):
+        lines.append(
+            f"KV reuse lost in {d['kv_reuse_lost_steps']} steps ({d['kv_reuse_lost_tokens']} tokens evaluated again): "
+            "the chat template rendered earlier turns differently"
+        )
     return "\n".join(lines)
 
 
@@ -90,6 +95,8 @@ def _format_step(rec: dict[str, Any]) -> list[str]:
     lines = ["", head]
     if guarded := rec.get("info", {}).get("repeat_guard"):
         lines.append(f"  (repeat guard: {', '.join(guarded)} already answered; asked for prose)")
+    if lost := rec.get("info", {}).get("kv_reuse_lost"):
+        lines.append(f"  (KV cache: {lost} tokens of earlier turns evaluated again; the template rendered them differently)")
     prose = parse(rec.get("text", "")).content
     lines += ["  " + line for line in prose.splitlines() if line.strip()]
     results = {r.get("call_id"): r for r in rec.get("results", [])}
