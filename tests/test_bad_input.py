@@ -26,8 +26,6 @@ class Case(NamedTuple):
     id: str
     argv: tuple[str, ...]  # run in a folder that holds the files of FILES
     env: tuple[tuple[str, str], ...] = ()
-    broken: str = ""  # why it is not one line yet (an expected failure), or ""
-    accepted: bool = False  # ... because it is not refused at all
 
 
 FILES: dict[str, bytes] = {
@@ -142,11 +140,7 @@ def _outcome(case: Case, folder: Path) -> subprocess.CompletedProcess[str]:
                           text=True, timeout=60)  # fmt: skip
 
 
-@pytest.mark.parametrize(
-    "case",
-    [pytest.param(c, marks=pytest.mark.xfail(reason=c.broken, strict=True)) if c.accepted else c for c in CASES],
-    ids=[c.id for c in CASES],
-)
+@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
 def test_bad_input_fails_without_a_traceback(case: Case, folder: Path) -> None:
     p = _outcome(case, folder)
     assert p.returncode != 0, (p.stdout, p.stderr)
@@ -154,11 +148,7 @@ def test_bad_input_fails_without_a_traceback(case: Case, folder: Path) -> None:
     assert not (folder / "traces" / case.id.replace(" ", "-")).exists(), "no run started"
 
 
-@pytest.mark.parametrize(
-    "case",
-    [pytest.param(c, marks=pytest.mark.xfail(reason=c.broken, strict=True)) if c.broken else c for c in CASES],
-    ids=[c.id for c in CASES],
-)
+@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
 def test_bad_input_is_one_line_and_exit_code_2(case: Case, folder: Path) -> None:
     p = _outcome(case, folder)
     lines = [line for line in p.stderr.splitlines() if line.strip()]
