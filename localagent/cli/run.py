@@ -126,20 +126,11 @@ def build_agent(
 ) -> "Agent":
     """The agent a front end runs: tools in ROOT, the approver, the model loaded
     (or, with ``base_url``, the server that serves it)."""
-    from ..approval import choose_approver
+    from ..assemble import assemble, default_config, workspace_setup
     from ..backends import load_llama, load_server
-    from ..builtin_tools import workspace_tools
-    from ..loop import Agent, AgentConfig
-    from ..prompt import load_prompt
-    from ..tools import load_tools_file
-    from ..workspace import Workspace
 
     check_root(root)
-    ws = Workspace(root)
-    tools = workspace_tools(ws, allow_commands=allow_commands)
-    if tools_file is not None:
-        tools += load_tools_file(tools_file)
-    approver = choose_approver(tools, yes=yes, allow=allow)
+    setup = workspace_setup(root, tools_file=tools_file, allow_commands=allow_commands, yes=yes, allow=allow)
     if base_url:
         backend = load_server(
             base_url, model=model, api_key=api_key, dialect=server_dialect, n_ctx=n_ctx, timeout=server_timeout
@@ -152,14 +143,8 @@ def build_agent(
                 raise
             # Without --verbose, llama.cpp's log (which says why) is silenced.
             raise BackendError(f"{e} (llama.cpp's reason is in its log: run again with --verbose)") from None
-    config = AgentConfig(
-        limits=limits or Limits(),
-        temperature=temperature,
-        seed=seed,
-        constrained=constrained,
-        system_prompt=load_prompt("system").strip(),
-    )
-    return Agent(backend, tools, root=root, config=config, approver=approver)
+    config = default_config(limits=limits or Limits(), temperature=temperature, seed=seed, constrained=constrained)
+    return assemble(backend, setup, config)
 
 
 # Shared with `chat`: the model behind an OpenAI-compatible server instead of in-process.

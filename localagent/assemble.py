@@ -1,0 +1,55 @@
+"""The agent a person runs, assembled in one place: the workspace tools in a root, the
+approver, the default system prompt. ``run``, ``chat`` and the task-suite runner all build
+their agent here, so an evaluation measures exactly what ``localagent run`` does."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+from .backends.base import Backend
+from .loop import Agent, AgentConfig
+from .prompt import load_prompt
+from .tools import Tool
+
+
+def default_config(**fields: Any) -> AgentConfig:
+    """``AgentConfig`` with the default system prompt, and ``fields`` set on it."""
+    return replace(AgentConfig(system_prompt=load_prompt("system").strip()), **fields)
+
+
+@dataclass
+class Setup:
+    """The tools and the approver of a workspace: checked before any model loads, so a bad
+    tools file or ``--allow`` name is said at once."""
+
+    root: Path
+    tools: list[Tool]
+    approver: Callable[..., tuple[bool, str]] | None
+
+
+def workspace_setup(
+    root: Path | str,
+    *,
+    tools_file: Path | None = None,
+    allow_commands: bool = False,
+    yes: bool = False,
+    allow: Sequence[str] = (),
+) -> Setup:
+    """The built-in tools in ``root`` (plus a ``--tools`` file), writes and commands
+    approved as ``--yes`` / ``--allow`` say."""
+    from .approval import choose_approver
+    from .builtin_tools import workspace_tools
+    from .tools import load_tools_file
+    from .workspace import Workspace
+
+    tools = workspace_tools(Workspace(root), allow_commands=allow_commands)
+    if tools_file is not None:
+        tools += load_tools_file(tools_file)
+    return Setup(Path(root), tools, choose_approver(tools, yes=yes, allow=allow))
+
+
+def assemble(backend: Backend, setup: Setup, config: AgentConfig | None = None) -> Agent:
+    """The agent on ``backend`` in ``setup``'s workspace."""
+    return Agent(backend, setup.tools, root=setup.root, config=config or default_config(), approver=setup.approver)
