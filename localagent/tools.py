@@ -1,19 +1,24 @@
 """Tools: a typed Python function plus the metadata the model and the dispatcher need.
 
 ``@tool`` reads the signature once and builds both the JSON schema the model sees and the
-pydantic model that validates what it sends, so the two cannot drift apart.
+pydantic model that validates what it sends, so the two cannot drift apart. A tool can also
+come from an OpenAI-style JSON-schema definition (``tool_from_schema``, ``@tool(schema=...)``):
+its arguments are then checked against that schema, with errors phrased as for typed tools.
+Async functions, awaitables and generators are run to completion in the worker thread.
 """
 
 from __future__ import annotations
 
+import asyncio
 import copy
+import functools
 import importlib.util
 import inspect
 import re
 import sys
 import warnings
-from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, get_args, get_origin, get_type_hints, overload
 
@@ -52,10 +57,14 @@ class Tool:
     # What a call would change (e.g. a diff), from its (already validated) arguments: shown to the person
     # asked to approve an irreversible call. Raises WorkspaceError when the call would fail.
     preview: Callable[[dict[str, Any]], str] | None = None
+    # False when the decorator said nothing about reversibility: a tool loaded from a
+    # tools file is then treated as irreversible (see load_tools_file).
+    irreversible_stated: bool = True
+    original: Callable[..., Any] | None = None  # the function as written, when ``fn`` wraps it
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         """Call the underlying function directly, as if it were not decorated."""
-        return self.fn(*args, **kwargs)
+        return (self.original or self.fn)(*args, **kwargs)
 
     def openai_schema(self) -> dict[str, Any]:
         """The OpenAI-style ``{"type": "function", ...}`` entry chat templates render."""
@@ -77,9 +86,10 @@ def tool(fn: Callable[..., Any], /) -> Tool: ...
 def tool(
     *,
     name: str | None = None,
-    irreversible: bool = False,
+    irreversible: bool | None = None,
     timeout: float | None = 30.0,
     max_retries: int = 3,
+    schema: Mapping[str, Any] | None = None,
 ) -> Callable[[Callable[..., Any]], Tool]: ...
 
 
@@ -88,16 +98,21 @@ def tool(
     /,
     *,
     name: str | None = None,
-    irreversible: bool = False,
+    irreversible: bool | None = None,
     timeout: float | None = 30.0,
     max_retries: int = 3,
+    schema: Mapping[str, Any] | None = None,
 ) -> Tool | Callable[[Callable[..., Any]], Tool]:
-    """Turn a typed function into a ``Tool``; use bare (``@tool``) or with options."""
+    """Turn a function into a ``Tool``; use bare (``@tool``) or with options. With ``schema``
+    (an OpenAI-style function definition) the schema is taken as given, not derived."""
 
     def build(f: Callable[..., Any]) -> Tool:
-        return make_tool(
-            f, name=name, irreversible=irreversible, timeout=timeout, max_retries=max_retries
-        )
+        options: dict[str, Any] = dict(irreversible=irreversible, timeout=timeout, max_retries=max_retries)
+        if schema is not None:
+            from .schema_tools import tool_from_schema  # it builds on this module
+
+            return tool_from_schema(schema, f, name=name, **options)
+        return make_tool(f, name=name, **options)
 
     return build(fn) if fn is not None else build
 
@@ -106,28 +121,32 @@ def make_tool(
     fn: Callable[..., Any],
     *,
     name: str | None = None,
-    irreversible: bool = False,
+    irreversible: bool | None = None,
     timeout: float | None = 30.0,
     max_retries: int = 3,
 ) -> Tool:
-    """Build a ``Tool`` from a function (what ``@tool`` does); raises ``ConfigError`` if unusable."""
-    tool_name = name or fn.__name__
-    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_\-]{0,63}", tool_name):
-        raise ConfigError(f"tool name {tool_name!r} must be an identifier of at most 64 characters")
+    """Build a ``Tool`` from a function (what ``@tool`` does); raises ``ConfigError`` if unusable.
+
+    Unannotated parameters take any JSON value; ``*args`` and ``**kwargs`` are not offered to
+    the model; ``irreversible=None`` means not stated (False, except from a tools file)."""
+    tool_name = _check_name(name or _callable_name(fn))
     summary, arg_docs = split_docstring(inspect.getdoc(fn) or "")
+    target = _hints_target(fn)
     try:
-        hints = get_type_hints(fn, localns=_closure_vars(fn), include_extras=True)
-    except Exception as e:  # unresolvable forward references
-        raise ConfigError(f"tool {tool_name!r}: cannot resolve type hints: {e}") from None
+        hints = get_type_hints(target, localns=_closure_vars(target), include_extras=True)
+        params = inspect.signature(fn).parameters.values()
+    except Exception as e:  # unresolvable forward references, a callable without a signature
+        raise ConfigError(f"tool {tool_name!r}: cannot read its signature: {e}") from None
 
     fields: dict[str, Any] = {}
     context_param = None
-    for p in inspect.signature(fn).parameters.values():
-        if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD, p.POSITIONAL_ONLY):
-            raise ConfigError(f"tool {tool_name!r}: parameter {p.name!r} must be a plain keyword")
-        if p.name not in hints:
-            raise ConfigError(f"tool {tool_name!r}: parameter {p.name!r} needs a type annotation")
-        ann = hints[p.name]
+    positional: list[str] = []
+    for p in params:
+        if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
+            continue  # nothing the model could name
+        if p.kind is p.POSITIONAL_ONLY:
+            positional.append(p.name)
+        ann = hints.get(p.name, Any)
         if ann is ToolContext:
             context_param = p.name  # supplied by the dispatcher, never by the model
             continue
@@ -151,13 +170,78 @@ def make_tool(
         name=tool_name,
         description=summary,
         parameters=schema,
-        fn=fn,
+        fn=_runner(fn, tuple(positional)),
         args_model=args_model,
-        irreversible=irreversible,
+        irreversible=bool(irreversible),
         timeout=timeout,
         max_retries=max_retries,
         context_param=context_param,
+        irreversible_stated=irreversible is not None,
+        original=fn,
     )
+
+
+def _check_name(name: str) -> str:
+    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_\-]{0,63}", name):
+        raise ConfigError(f"tool name {name!r} must be an identifier of at most 64 characters")
+    return name
+
+
+def _callable_name(fn: Callable[..., Any]) -> str:
+    """A function's name; a partial's or a callable object's when it has none of its own."""
+    owner = None if inspect.isroutine(fn) else type(fn)  # a lambda is no "function" tool
+    for candidate in (fn, getattr(fn, "func", None), owner):
+        name = getattr(candidate, "__name__", None)
+        if isinstance(name, str) and name != "<lambda>":
+            return name
+    raise ConfigError(f"tool {fn!r} has no name; give one with name=...")
+
+
+def _hints_target(fn: Callable[..., Any]) -> Any:
+    """What holds the annotations: the function itself, a partial's function, or ``__call__``."""
+    if isinstance(fn, functools.partial):
+        return _hints_target(fn.func)
+    if inspect.isroutine(fn) or isinstance(fn, type):
+        return fn
+    return getattr(fn, "__call__", fn)
+
+
+_UNSET: Any = type("_Unset", (), {"__repr__": lambda self: "<unset>"})()  # an optional argument left out
+
+
+def _runner(fn: Callable[..., Any], positional: tuple[str, ...]) -> Callable[..., Any]:
+    """``fn`` as the dispatcher calls it: keywords only, its result complete (awaited, collected)."""
+
+    def run(**kwargs: Any) -> Any:
+        kwargs = {k: v for k, v in kwargs.items() if v is not _UNSET}
+        args = []
+        for p in positional:  # positional-only parameters, in order, up to the first left out
+            if p not in kwargs:
+                break
+            args.append(kwargs.pop(p))
+        return _complete(fn(*args, **kwargs))
+
+    return run
+
+
+def _complete(value: Any) -> Any:
+    """An awaitable awaited, a generator collected: the value a tool really produced.
+    Runs in the dispatcher's worker thread, which has no event loop of its own."""
+    if inspect.isawaitable(value):
+        value = asyncio.run(_await(value))
+    if inspect.isasyncgen(value):
+        value = asyncio.run(_collect(value))
+    elif inspect.isgenerator(value):
+        value = list(value)
+    return value
+
+
+async def _await(awaitable: Any) -> Any:
+    return await awaitable
+
+
+async def _collect(agen: Any) -> list[Any]:
+    return [item async for item in agen]
 
 
 def _closure_vars(fn: Callable[..., Any]) -> dict[str, Any]:
@@ -293,7 +377,10 @@ class ToolSet:
 
 
 def load_tools_file(path: str | Path) -> list[Tool]:
-    """Import a Python file and return its module-level ``Tool`` objects, in definition order."""
+    """Import a Python file and return its tools: module-level ``Tool`` objects in definition
+    order, then the entries of a module-level list ``TOOLS`` (tools, or pairs of an OpenAI-style
+    definition and its callable). A tool that does not state ``irreversible`` is taken as
+    irreversible: code from a file is not trusted to be harmless unless it says so."""
     p = Path(path)
     if p.is_dir():
         raise ConfigError(f"tools file {str(p)!r} is a folder; give a .py file")
@@ -319,6 +406,30 @@ def load_tools_file(path: str | Path) -> list[Tool]:
         first = (str(e).strip().splitlines() or [""])[0]
         raise ConfigError(f"tools file {str(p)!r} failed to load: {type(e).__name__}: {first}") from None
     tools = [v for v in vars(module).values() if isinstance(v, Tool)]
+    try:
+        tools += [t for t in _listed_tools(getattr(module, "TOOLS", [])) if t not in tools]
+    except ConfigError as e:
+        raise ConfigError(f"tools file {str(p)!r}: {e}") from None
     if not tools:
-        raise ConfigError(f"tools file {str(p)!r} defines no tools; decorate functions with @tool")
-    return tools
+        raise ConfigError(f"tools file {str(p)!r} defines no tools; decorate functions with @tool or list them in TOOLS")
+    return [t if t.irreversible_stated else replace(t, irreversible=True) for t in tools]
+
+
+def _listed_tools(entries: Any) -> list[Tool]:
+    """The tools of a ``TOOLS`` list: ``Tool`` objects, or (definition, callable) pairs."""
+    from .schema_tools import tool_from_schema  # it builds on this module
+
+    if not isinstance(entries, (list, tuple)):
+        raise ConfigError("TOOLS must be a list of tools or of (definition, callable) pairs")
+    out = []
+    for i, entry in enumerate(entries):
+        if isinstance(entry, Tool):
+            out.append(entry)
+        elif isinstance(entry, (list, tuple)) and len(entry) == 2 and isinstance(entry[0], Mapping):
+            try:
+                out.append(tool_from_schema(entry[0], entry[1]))
+            except ConfigError as e:
+                raise ConfigError(f"TOOLS[{i}]: {e}") from None
+        else:
+            raise ConfigError(f"TOOLS[{i}] is neither a tool nor a (definition, callable) pair")
+    return out

@@ -1,6 +1,9 @@
 """Schema derivation, the decorator's options, ToolSet and tools files."""
 
+import asyncio
+import functools
 import textwrap
+from collections.abc import AsyncIterator, Iterator
 from enum import Enum
 from pathlib import Path
 from typing import Annotated, Literal
@@ -8,8 +11,10 @@ from typing import Annotated, Literal
 import pytest
 from pydantic import BaseModel, Field
 
+from localagent.dispatch import Dispatcher
 from localagent.errors import ConfigError
-from localagent.tools import Tool, ToolContext, ToolSet, load_tools_file, split_docstring, tool
+from localagent.messages import ToolCall
+from localagent.tools import Tool, ToolContext, ToolSet, load_tools_file, make_tool, split_docstring, tool
 
 
 class Point(BaseModel):
@@ -159,14 +164,84 @@ def test_split_docstring_handles_typed_entries_and_continuations() -> None:
     assert summary == "Do it.\n\nRaises:\n    ValueError: never."
 
 
-def test_unannotated_or_variadic_parameters_are_config_errors() -> None:
-    with pytest.raises(ConfigError, match="needs a type annotation"):
-        tool(name="f")(lambda x: x)
-    with pytest.raises(ConfigError, match="plain keyword"):
+def test_what_can_run_is_accepted_unannotated_variadic_and_positional_only() -> None:
+    t = tool(name="f")(lambda x: x)
+    assert t.parameters["properties"] == {"x": {}} and t.fn(x=[1]) == [1]  # any JSON value
 
-        @tool
-        def f(*args: int) -> None:
-            """Nope."""
+    @tool
+    def f(a: int, /, b: int = 2, *args: int, **kwargs: int) -> int:
+        """Add."""
+        return a + b
+
+    assert list(f.parameters["properties"]) == ["a", "b"]  # *args, **kwargs: nothing to name
+    assert f.fn(a=1, b=5) == 6 and f.fn(a=1) == 3
+
+
+def test_async_tools_and_awaitables_are_awaited_generators_collected() -> None:
+    @tool
+    async def fetch(n: int) -> str:
+        """Fetch."""
+        await asyncio.sleep(0)
+        return f"got {n}"
+
+    @tool
+    def numbers(n: int) -> Iterator[int]:
+        """Count."""
+        yield from range(n)
+
+    @tool
+    async def stream(n: int) -> AsyncIterator[int]:
+        """Count, asynchronously."""
+        for i in range(n):
+            yield i
+
+    assert fetch.fn(n=3) == "got 3" and numbers.fn(n=3) == [0, 1, 2] and stream.fn(n=2) == [0, 1]
+    assert asyncio.run(fetch(4)) == "got 4"  # called directly it is still the coroutine function
+
+    async def later(x: int) -> int:
+        return x * 2
+
+    part = tool(functools.partial(later))
+    assert part.name == "later" and part.fn(x=2) == 4
+
+
+def test_an_async_tool_runs_through_the_dispatcher() -> None:
+    @tool
+    async def slow_echo(text: str) -> dict[str, str]:
+        """Echo."""
+        await asyncio.sleep(0.01)
+        return {"echo": text}
+
+    [r] = Dispatcher(ToolSet([slow_echo]), ToolContext()).run([ToolCall("c1", "slow_echo", {"text": "hi"})])
+    assert r.error is None and r.content == '{"echo": "hi"}'
+
+
+def test_a_callable_object_is_a_tool_named_after_its_class() -> None:
+    class Counter:
+        """Count calls."""
+
+        def __call__(self, step: int = 1) -> int:
+            return step
+
+    t = tool(Counter())
+    assert t.name == "Counter" and t.parameters["properties"]["step"]["type"] == "integer"
+    with pytest.raises(ConfigError, match="has no name"):
+        make_tool(lambda: 1)
+
+
+def test_irreversible_not_stated_is_remembered() -> None:
+    @tool
+    def plain(x: int) -> int:
+        """X."""
+        return x
+
+    @tool(irreversible=False)
+    def harmless(x: int) -> int:
+        """X."""
+        return x
+
+    assert (plain.irreversible, plain.irreversible_stated) == (False, False)
+    assert (harmless.irreversible, harmless.irreversible_stated) == (False, True)
 
 
 def test_toolset_is_ordered_and_rejects_duplicates() -> None:
@@ -214,6 +289,37 @@ def test_load_tools_file(tmp_path: Path) -> None:
     tools = load_tools_file(f)
     assert [t.name for t in tools] == ["shout", "launch"]
     assert tools[0]("a") == "A" and tools[1].irreversible
+    assert tools[0].irreversible  # from a file and silent about it: approval asked
+
+
+def test_tools_file_with_definitions_and_reversible_tools(tmp_path: Path) -> None:
+    f = tmp_path / "defs.py"
+    f.write_text(
+        textwrap.dedent(
+            """\
+            from localagent.tools import tool
+
+            WEATHER = {"type": "function", "function": {"name": "weather", "description": "Weather in a city.",
+                       "parameters": {"type": "object", "properties": {"city": {"type": "string"}},
+                                      "required": ["city"]}}}
+
+            @tool(schema={"name": "add", "parameters": {"type": "object",
+                          "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}}}},
+                  irreversible=False)
+            def add(a, b=0):
+                return a + b
+
+            async def weather(city):
+                return city + ": sunny"
+
+            TOOLS = [(WEATHER, weather), add]
+            """
+        )
+    )
+    add, weather = load_tools_file(f)
+    assert add.name == "add" and not add.irreversible  # stated reversible, counted once
+    assert weather.irreversible and weather.description == "Weather in a city."
+    assert weather.fn(city="Oslo") == "Oslo: sunny"
 
 
 @pytest.mark.parametrize(
@@ -222,6 +328,8 @@ def test_load_tools_file(tmp_path: Path) -> None:
         ("def f(:\n", "line 1: syntax error"),
         ("import no_such_module_xyz\n", "ModuleNotFoundError: No module named 'no_such_module_xyz'"),
         ("x = 1\n", "defines no tools"),
+        ("TOOLS = [({'name': 'f'}, 3)]\n", "TOOLS[0]: tool 'f': 3 is not callable"),
+        ("TOOLS = [1]\n", "TOOLS[0] is neither a tool nor"),
         ("raise RuntimeError('boom\\nsecond line')\n", "RuntimeError: boom"),
     ],
 )
