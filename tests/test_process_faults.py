@@ -34,7 +34,7 @@ import os, time
 from pathlib import Path
 from localagent import tool
 
-@tool(timeout=60)
+@tool(timeout=60, irreversible=False)  # stated: a tool from a file that says nothing asks for approval
 def slow_count(n: int) -> str:
     """Count slowly."""
     Path(os.environ["FAKE_STARTED"]).touch()
