@@ -180,7 +180,7 @@ class Agent:
         if budget is None:
             return
         msgs = [Message("system", s)] if (s := self._system_prompt()) else []
-        first = self.backend.prompt_tokens(msgs + [Message("user", task)], self.tools.schemas())
+        first = self.backend.prompt_tokens(msgs + [Message("user", self._first_turn(task))], self.tools.schemas())
         if budget <= first:
             raise ConfigError(
                 f"token budget {budget} cannot cover even the first prompt ({first} tokens: instructions, "
@@ -208,10 +208,15 @@ class Agent:
         )
 
     def _system_prompt(self) -> str:
-        text = self.config.system_prompt or ""
-        if self.config.workspace_overview and self.workspace is not None:
-            text += "\n\n" + overview(self.workspace.root)
-        return text.strip()
+        return (self.config.system_prompt or "").strip()
+
+    def _first_turn(self, task: str) -> str:
+        """The task as the first user turn, after the workspace overview. The overview is
+        kept out of the system turn so that the system turn (instructions and tools, the
+        bulk of the prompt) is the same in every folder and its KV state can be reused."""
+        if self.config.workspace_overview and self.workspace is not None and (o := overview(self.workspace.root)):
+            return f"{o}\n\n{task}"
+        return task
 
     def _threshold(self) -> float | None:
         cfg = self.config
@@ -240,7 +245,7 @@ class Agent:
         msgs: list[Message] = list(history or [])
         if not msgs and (system := self._system_prompt()):
             msgs.append(Message("system", system))
-        msgs.append(Message("user", task))
+        msgs.append(Message("user", task if history else self._first_turn(task)))
         usage = Usage()
         records: list[StepRecord] = []
         watch = StopWatch(cfg.limits)

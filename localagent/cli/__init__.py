@@ -45,6 +45,7 @@ def _register() -> None:
     from . import bench as bench_cmd
     from . import chat as chat_cmd
     from . import config as config_cmd
+    from . import tasks as tasks_cmd
 
     app.add_typer(models_cmd.app, name="models")
     stats_cmd.register(app)
@@ -52,6 +53,7 @@ def _register() -> None:
     bench_cmd.register(app)
     chat_cmd.register(app)
     config_cmd.register(app)
+    tasks_cmd.register(app)
     try:
         from . import run as run_cmd
     except ImportError:  # pragma: no cover - during bring-up

@@ -1,0 +1,85 @@
+"""``localagent eval-tasks``: the task suite, run through the code path of ``run``."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+from tqdm import tqdm
+
+from ..errors import ConfigError
+
+
+def eval_tasks(
+    suite: Annotated[Optional[Path], typer.Argument(metavar="[SUITE.jsonl]", help="A task file; default: the generated suite of --split.")] = None,
+    split: Annotated[str, typer.Option("--split", help="dev (for choosing anything) or test (for reporting only).")] = "dev",
+    model: Annotated[Optional[str], typer.Option("--model", help="A model id (see `models list`) or a .gguf path.")] = None,
+    kind: Annotated[Optional[list[str]], typer.Option("--kind", help="Only tasks of this kind (repeatable).")] = None,
+    per_kind: Annotated[Optional[int], typer.Option("--per-kind", min=1, help="The first N tasks of each kind (a stratified sample).")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object: the summary and every task's run.")] = False,
+    max_steps: Annotated[int, typer.Option("--max-steps", min=1, help="Step limit of each task, as `run --max-steps`.")] = 12,
+    n_ctx: Annotated[int, typer.Option("--ctx", min=256, help="Context window in tokens.")] = 8192,
+    n_gpu_layers: Annotated[int, typer.Option("--n-gpu-layers", help="Layers to offload to a GPU.")] = 0,
+) -> None:
+    """Run everyday tasks in generated workspaces and report success per kind."""
+    from ..assemble import default_config
+    from ..backends import load_llama
+    from ..stops import Limits
+    from ..tasks.generate import KINDS, generate
+    from ..tasks.runner import TaskRun, report, run_tasks
+    from ..tasks.suite import load_tasks
+
+    if split not in ("dev", "test"):
+        raise ConfigError(f"--split must be dev or test, not {split!r}")
+    unknown = sorted(set(kind or ()) - set(KINDS))
+    if unknown:
+        raise ConfigError(f"--kind {unknown[0]!r} is not a task kind; kinds: {', '.join(KINDS)}")
+    tasks = load_tasks(suite) if suite is not None else generate(split)
+    tasks = select(tasks, kind, per_kind)
+    backend = load_llama(model, n_ctx=n_ctx, n_gpu_layers=n_gpu_layers, progress=not as_json)
+    bar = tqdm(total=len(tasks), desc="tasks", unit="task", file=sys.stderr, disable=as_json or None)
+
+    def done(r: TaskRun) -> None:
+        mark = "ok" if r.success else f"{r.failure}: {' '.join(r.answer.split())[:80]!r}"
+        (bar.write if not bar.disable else lambda s, file: print(s, file=file, flush=True))(
+            f"{r.id} {r.steps} steps {r.seconds:.1f}s {mark}", file=sys.stderr
+        )
+        bar.update(1)
+
+    with bar:
+        runs = run_tasks(backend, tasks, default_config(limits=Limits(max_steps=max_steps)), on_done=done)
+    out = report(runs, {"model": backend.name, "split": split if suite is None else str(suite), "max_steps": max_steps})
+    typer.echo(json.dumps(out, ensure_ascii=False) if as_json else format_summary(out["summary"]))
+
+
+def select(tasks: list, kinds: list[str] | None, per_kind: int | None) -> list:
+    """The tasks of ``kinds`` (all when None), the first ``per_kind`` of each."""
+    seen: dict[str, int] = {}
+    out = []
+    for t in tasks:
+        if kinds and t.kind not in kinds:
+            continue
+        seen[t.kind] = seen.get(t.kind, 0) + 1
+        if per_kind is None or seen[t.kind] <= per_kind:
+            out.append(t)
+    return out
+
+
+def format_summary(s: dict) -> str:
+    """The summary as a table a person reads."""
+    lines = [f"{'kind':<20} {'tasks':>5} {'right':>5} {'rate':>7}"]
+    for k, v in s["per_kind"].items():
+        lines.append(f"{k:<20} {v['tasks']:>5} {v['success']:>5} {v['rate']:>7.1%}")
+    lines.append(f"{'overall':<20} {s['tasks']:>5} {s['success']:>5} {s['success_rate']:>7.1%}")
+    lines.append(f"mean steps {s['mean_steps']}, tokens {s['mean_tokens']}, seconds {s['mean_seconds']}")
+    lines.append("stop reasons: " + ", ".join(f"{k} {v}" for k, v in s["stop_reasons"].items()))
+    lines.append("failures: " + (", ".join(f"{k} {v}" for k, v in s["failures"].items()) or "none"))
+    return "\n".join(lines)
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``eval-tasks`` to the top-level app."""
+    app.command("eval-tasks")(eval_tasks)

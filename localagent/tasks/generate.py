@@ -1,0 +1,455 @@
+"""Tasks generated from templates with varied names, contents, folder shapes, distractor
+files and wordings, from a seed. The dev and test splits use different seeds and different
+wordings (``WORDINGS[kind][split]``), so that no choice made on dev is tuned to a test
+sentence. Pure: the same seed gives the same tasks."""
+
+from __future__ import annotations
+
+import random
+import re
+from typing import Callable
+
+from .suite import Task
+
+SEEDS = {"dev": 1701, "test": 9203}
+PER_KIND = {"dev": 8, "test": 11}
+
+# ── content pools ────────────────────────────────────────────────────────────────────────
+
+FIRST = ["Marta", "Jonas", "Aiko", "Ravi", "Elena", "Tomas", "Noor", "Liam", "Sofia", "Kwame", "Ines", "Yuki"]
+LAST = ["Okafor", "Lindqvist", "Tanaka", "Moreau", "Novak", "Haddad", "Silva", "Brennan", "Kowalski", "Osei"]
+WORDS = ["amber", "falcon", "cedar", "quartz", "harbor", "meadow", "cobalt", "juniper", "orbit", "willow", "basalt", "lantern"]
+FOLDERS = ["notes", "docs", "config", "data", "info", "records", "ops", "admin"]
+OTHER_FOLDERS = ["src", "lib", "scripts", "assets", "tests", "misc", "archive", "tmp"]
+PROJECTS = ["skyline", "tidepool", "ironbark", "moonshot", "pebble", "quasar", "bramble", "nimbus"]
+
+# A fact: its topic in a question, the file stem, the line that states it, its value.
+FACTS: list[tuple[str, str, str, Callable[[random.Random], str]]] = [
+    ("launch code", "launch", "Launch code: {v}", lambda r: str(r.randint(1000, 9999))),
+    ("door code", "door", "The door code is {v}.", lambda r: str(r.randint(1000, 9999))),
+    ("server port", "server", "port = {v}", lambda r: str(r.randint(2000, 9899))),
+    ("owner", "owner", "Owner: {v}", lambda r: f"{r.choice(FIRST)} {r.choice(LAST)}"),
+    ("deadline", "deadline", "Deadline: {v}", lambda r: f"2027-{r.randint(1, 12):02d}-{r.randint(10, 28)}"),
+    ("backup host", "backup", "backup_host = {v}", lambda r: f"{r.choice(WORDS)}-{r.randint(10, 99)}.internal"),
+    ("meeting room", "meeting", "Meeting room: {v}", lambda r: f"{r.choice(WORDS).title()} {r.randint(100, 499)}"),
+]
+
+FILLER = [
+    "Keep this file up to date.",
+    "Last reviewed by the ops team.",
+    "Questions go to the team channel.",
+    "See the README for the overview.",
+    "Do not share outside the team.",
+    "Updated after the spring review.",
+]
+
+NOT_FOUND = (
+    r"(does not|doesn't|did not|didn't|do not|don't|is not|isn't|cannot|can't|could not|couldn't|unable to|no such|not)"
+    r"[^.]{0,40}(exist|found|find|locate|present|there|available)|\bno (such )?(file|changelog|license|\w+ file)\b|missing"
+)
+
+
+def _filler(rng: random.Random, n: int) -> list[str]:
+    return rng.sample(FILLER, n)
+
+
+def _fact_file(rng: random.Random, line: str) -> str:
+    lines = _filler(rng, 2)
+    lines.insert(rng.randint(0, 2), line)
+    return "\n".join(lines) + "\n"
+
+
+def _distractors(rng: random.Random, taken: set[str], n: int | None = None) -> dict[str, str]:
+    """A few unrelated files (README, source, notes) in a varied folder shape."""
+    proj = rng.choice(PROJECTS)
+    pool = {
+        "README.md": f"# {proj}\n\nA small {rng.choice(['tool', 'service', 'library', 'app'])} for {rng.choice(WORDS)} data.\n",
+        f"{rng.choice(OTHER_FOLDERS)}/{rng.choice(WORDS)}.py": f"def {rng.choice(WORDS)}_step(x):\n    return x + {rng.randint(2, 9)}\n",
+        f"{rng.choice(OTHER_FOLDERS)}/{rng.choice(WORDS)}.md": f"# {rng.choice(WORDS).title()}\n\n{rng.choice(FILLER)}\n",
+        "notes.txt": f"Remember the {rng.choice(WORDS)} review on Friday.\n",
+        f"{rng.choice(OTHER_FOLDERS)}/readme.txt": f"{rng.choice(FILLER)}\n",
+    }
+    used = {t.split("/")[0] for t in taken}  # never into a folder a task counts or searches
+    keys = [k for k in pool if k not in taken and k.split("/")[0] not in used]
+    picked = rng.sample(keys, min(len(keys), n if n is not None else rng.randint(2, 4)))
+    return {k: pool[k] for k in picked}
+
+
+def _value_re(v: str) -> str:
+    return r"(?<![\w-])" + re.escape(v) + r"(?![\w-])"
+
+
+def _misspell(rng: random.Random, stem: str) -> str:
+    i = rng.randrange(1, len(stem) - 1)
+    if rng.random() < 0.5:
+        return stem[:i] + stem[i + 1] + stem[i] + stem[i + 2 :]  # swap two letters
+    return stem[:i] + stem[i + 1 :]  # drop one
+
+
+# ── wordings: [dev, test] lists per kind ─────────────────────────────────────────────────
+
+WORDINGS: dict[str, dict[str, list[str]]] = {
+    "fact_in_subfolder": {
+        "dev": ["What is the {topic} in {path}?", "Tell me the {topic} written in {path}."],
+        "test": ["Look in {path} and tell me the {topic}.", "Which {topic} does {path} give?"],
+    },
+    "misspelt_path": {
+        "dev": ["What is the {topic} in {path}?", "Read {path} and tell me the {topic}."],
+        "test": ["Open {path}: what {topic} does it give?", "I need the {topic} from {path}."],
+    },
+    "wrong_case": {
+        "dev": ["What is the {topic} in {path}?", "Read {path} and tell me the {topic}."],
+        "test": ["Open {path}: what {topic} does it give?", "I need the {topic} from {path}."],
+    },
+    "wrong_folder": {
+        "dev": ["What is the {topic} in {path}?", "Read {path} and tell me the {topic}."],
+        "test": ["Open {path}: what {topic} does it give?", "I need the {topic} from {path}."],
+    },
+    "folder_for_file": {
+        "dev": ["What is the {topic} written in the {folder} folder?", "Read {folder} and tell me the {topic}."],
+        "test": ["Somewhere in {folder}/ there is a {topic}. What is it?", "Find the {topic} in the {folder} folder."],
+    },
+    "combine": {
+        "dev": ["What is the total of {item} in {a} and {b}?", "Which is larger, the {item} in {a} or in {b}? Give the number."],
+        "test": ["Add up the {item} listed in {a} and {b}.", "Between {a} and {b}, what is the biggest number of {item}?"],
+    },
+    "code": {
+        "dev": ["Which functions does {path} define?", "What does the function {fn} in {path} return?"],
+        "test": ["List the functions defined in {path}.", "In {path}, what is the return value of {fn}?"],
+    },
+    "count": {
+        "dev": ["How many {ext} files are in the {folder} folder?", "How many lines does {path} have?"],
+        "test": ["Count the {ext} files in {folder}/.", "What is the number of lines in {path}?"],
+    },
+    "declared": {
+        "dev": ["What version does this project declare?", "Which port does this project's server listen on?"],
+        "test": ["Which version number is this project at?", "On what port is the service in this folder configured to run?"],
+    },
+    "missing_file": {
+        "dev": ["What does {path} say? If there is no such file, say so.", "Read {path} and summarise it, or tell me it does not exist."],
+        "test": ["Show me what {path} contains; say so if the file is missing.", "Is there a {path}? If so, what is in it?"],
+    },
+    "search_many": {
+        "dev": ["Which file in {folder} mentions {word}?", "Find the file under {folder} that talks about {word}."],
+        "test": ["One of the files in {folder} refers to {word}. Which one?", "Where in {folder} is {word} mentioned? Name the file."],
+    },
+    "no_tool": {
+        "dev": ["What is {a} plus {b}?", "Spell the word '{word}' backwards."],
+        "test": ["Compute {a} + {b}.", "Write '{word}' in reverse letter order."],
+    },
+    "edit_create": {
+        "dev": ["Create a file {path} containing the line '{line}'.", "Make a new file {path} with this one line: {line}"],
+        "test": ["Write a file called {path} whose only line is: {line}", "Add a new file {path} that says '{line}'."],
+    },
+    "edit_typo": {
+        "dev": ["Fix the typo '{bad}' in {path}: it should be '{good}'.", "In {path}, '{bad}' is misspelt; correct it to '{good}'."],
+        "test": ["Correct the spelling of '{bad}' to '{good}' in {path}.", "{path} has the misspelling '{bad}'. Change it to '{good}'."],
+    },
+    "edit_rename": {
+        "dev": ["Rename the function {old} to {new} everywhere in {path}.", "In {path}, rename {old} to {new} (the definition and every use)."],
+        "test": ["Change the name of {old} to {new} throughout {path}.", "Replace every {old} in {path} with {new}."],
+    },
+    "edit_setting": {
+        "dev": ["Change the {key} in {path} to {value}.", "Set {key} to {value} in {path}."],
+        "test": ["Update {path} so that {key} is {value}.", "In {path}, make the {key} {value}."],
+    },
+    "edit_append": {
+        "dev": ["Append the line '{line}' to {path}.", "Add '{line}' at the end of {path}."],
+        "test": ["Put '{line}' as a new last line of {path}.", "Add one more line to {path}: {line}"],
+    },
+    "edit_copy": {
+        "dev": ["Copy the {topic} from {src} into a new file {dst}.", "Write the {topic} found in {src} to a new file {dst}."],
+        "test": ["Create {dst} holding the {topic} that {src} gives.", "Take the {topic} from {src} and save it in a new file {dst}."],
+    },
+    "edit_misspelt": {
+        "dev": ["Change the {key} in {path} to {value}.", "Set {key} to {value} in {path}."],
+        "test": ["Update {path} so that {key} is {value}.", "In {path}, make the {key} {value}."],
+    },
+}
+
+
+def _wording(rng: random.Random, kind: str, split: str, choice: int | None = None) -> str:
+    options = WORDINGS[kind][split]
+    return options[choice % len(options)] if choice is not None else rng.choice(options)
+
+
+# ── the kinds ─────────────────────────────────────────────────────────────────────────────
+
+
+def _fact(rng: random.Random) -> tuple[str, str, str, str]:
+    """(topic, stem, line, value) of a random fact."""
+    topic, stem, line, gen = rng.choice(FACTS)
+    v = gen(rng)
+    return topic, stem, line.format(v=v), v
+
+
+def _fact_task(rng: random.Random, kind: str, split: str) -> Task:
+    """A fact in a file of a subfolder; the task names the path right or wrong."""
+    topic, stem, line, v = _fact(rng)
+    folder = rng.choice(FOLDERS)
+    real = f"{folder}/{stem}.txt"
+    files = {real: _fact_file(rng, line)}
+    named = real
+    if kind == "misspelt_path":
+        named = f"{folder}/{_misspell(rng, stem)}.txt"
+    elif kind == "wrong_case":
+        named = rng.choice([f"{folder.title()}/{stem}.txt", f"{folder}/{stem.title()}.txt", f"{folder}/{stem.upper()}.TXT"])
+    elif kind == "wrong_folder":
+        other = rng.choice([f for f in FOLDERS if f != folder])
+        files[f"{other}/{rng.choice(WORDS)}.txt"] = _fact_file(rng, rng.choice(FILLER))
+        named = f"{other}/{stem}.txt"
+    files.update(_distractors(rng, set(files)))
+    prompt = _wording(rng, kind, split).format(topic=topic, path=named)
+    return Task("", kind, split, prompt, files, answer=[_value_re(v)], evidence=[v])
+
+
+def _folder_for_file(rng: random.Random, split: str) -> Task:
+    topic, stem, line, v = _fact(rng)
+    folder = rng.choice(FOLDERS)
+    files = {f"{folder}/{stem}.txt": _fact_file(rng, line)}
+    files.update(_distractors(rng, set(files)))
+    prompt = _wording(rng, "folder_for_file", split).format(topic=topic, folder=folder)
+    return Task("", "folder_for_file", split, prompt, files, answer=[_value_re(v)], evidence=[v])
+
+
+ITEMS = ["apples", "chairs", "laptops", "boxes", "tickets", "lamps", "crates", "bottles"]
+
+
+def _combine(rng: random.Random, split: str) -> Task:
+    item = rng.choice(ITEMS)
+    a_name, b_name = rng.sample(["north", "south", "east", "west", "depot", "store", "annex"], 2)
+    folder = rng.choice(["", "stock/", "inventory/", "data/"])
+    a, b = f"{folder}{a_name}.txt", f"{folder}{b_name}.txt"
+    x, y = rng.sample(range(4, 96), 2)
+    other = rng.choice([i for i in ITEMS if i != item])
+    files = {
+        a: f"{item}: {x}\n{other}: {rng.randint(1, 99)}\n",
+        b: f"{other}: {rng.randint(1, 99)}\n{item}: {y}\n",
+    }
+    files.update(_distractors(rng, set(files)))
+    choice = rng.randrange(2)
+    prompt = _wording(rng, "combine", split, choice).format(item=item, a=a, b=b)
+    want = x + y if choice == 0 else max(x, y)
+    return Task("", "combine", split, prompt, files, answer=[_value_re(str(want))], evidence=[f"{item}: {x}", f"{item}: {y}"])
+
+
+def _code(rng: random.Random, split: str) -> Task:
+    names = rng.sample(["parse_row", "compute_checksum", "load_config", "gcd", "lcm", "slugify", "merge_maps", "clamp", "to_snake"], 3)
+    rets = [f'"{rng.choice(WORDS)}-{rng.randint(1, 99)}"' for _ in names]
+    body = "".join(f"def {n}(value):\n    return {r}\n\n\n" for n, r in zip(names, rets))
+    path = f"{rng.choice(['src', 'pkg', 'lib', 'app'])}/{rng.choice(['utils', 'helpers', 'core', 'tools'])}.py"
+    files = {path: "import os\n\n\n" + body.rstrip() + "\n"}
+    files.update(_distractors(rng, set(files)))
+    choice = rng.randrange(2)
+    fn = rng.choice(names)
+    prompt = _wording(rng, "code", split, choice).format(path=path, fn=fn)
+    if choice == 0:
+        return Task("", "code", split, prompt, files, answer=[_value_re(n) for n in names], evidence=names[:1])
+    ret = rets[names.index(fn)].strip('"')
+    return Task("", "code", split, prompt, files, answer=[_value_re(ret)], evidence=[ret])
+
+
+NUMBER_WORDS = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve"]
+
+
+def _count_re(n: int) -> str:
+    return rf"(?<![\w.-])({n}|{NUMBER_WORDS[n]})(?![\w-])" if n < len(NUMBER_WORDS) else _value_re(str(n))
+
+
+def _count(rng: random.Random, split: str) -> Task:
+    choice = rng.randrange(2)
+    folder = rng.choice(["images", "assets", "photos", "media", "pics"])
+    if choice == 0:
+        ext = rng.choice([".png", ".jpg", ".csv", ".json"])
+        n = rng.randint(2, 6)
+        files = {f"{folder}/{i + 1}{ext}": "x\n" for i in range(n)}
+        for other in rng.sample([".txt", ".md", ".gif", ".log"], rng.randint(1, 2)):
+            files[f"{folder}/{rng.choice(WORDS)}{other}"] = "y\n"
+        files.update(_distractors(rng, set(files)))
+        prompt = _wording(rng, "count", split, 0).format(ext=ext, folder=folder)
+        return Task("", "count", split, prompt, files, answer=[_count_re(n)], evidence=[f"1{ext}"])
+    n = rng.randint(3, 9)
+    path = f"{rng.choice(FOLDERS)}/{rng.choice(['list', 'items', 'names', 'guests'])}.txt"
+    lines = rng.sample([f"{a} {b}" for a in FIRST for b in LAST], n)
+    files = {path: "\n".join(lines) + "\n"}
+    files.update(_distractors(rng, set(files)))
+    prompt = _wording(rng, "count", split, 1).format(path=path)
+    return Task("", "count", split, prompt, files, answer=[_count_re(n)], evidence=[lines[-1]])
+
+
+def _declared(rng: random.Random, split: str) -> Task:
+    choice = rng.randrange(2)
+    proj = rng.choice(PROJECTS)
+    if choice == 0:
+        v = f"{rng.randint(0, 4)}.{rng.randint(0, 19)}.{rng.randint(0, 9)}"
+        where, text = rng.choice([
+            ("pyproject.toml", f'[project]\nname = "{proj}"\nversion = "{v}"\n'),
+            ("package.json", f'{{\n  "name": "{proj}",\n  "version": "{v}"\n}}\n'),
+            ("setup.cfg", f"[metadata]\nname = {proj}\nversion = {v}\n"),
+        ])
+    else:
+        v = str(rng.randint(2000, 9899))
+        where, text = rng.choice([
+            ("config/server.toml", f'host = "0.0.0.0"\nport = {v}\n'),
+            ("settings.ini", f"[server]\nlisten_port = {v}\n"),
+            ("deploy/app.yaml", f"name: {proj}\nport: {v}\n"),
+        ])
+    files = {where: text}
+    files.update(_distractors(rng, set(files)))
+    prompt = _wording(rng, "declared", split, choice)
+    return Task("", "declared", split, prompt, files, answer=[_value_re(v)], evidence=[v])
+
+
+def _missing_file(rng: random.Random, split: str) -> Task:
+    path = rng.choice(["CHANGELOG.md", "LICENSE", "docs/roadmap.md", "notes/plan.txt", "TODO.md", "config/secrets.env"])
+    files = _distractors(rng, {path}, n=rng.randint(3, 4))
+    prompt = _wording(rng, "missing_file", split).format(path=path)
+    return Task("", "missing_file", split, prompt, files, answer=[NOT_FOUND], evidence=[])
+
+
+def _search_many(rng: random.Random, split: str) -> Task:
+    folder = rng.choice(FOLDERS)
+    word = rng.choice(["zeppelin", "marmalade", "tangerine", "glacier", "saxophone", "origami", "volcano"])
+    stems = rng.sample(WORDS, rng.randint(5, 8))
+    target = rng.choice(stems)
+    files = {f"{folder}/{s}.txt": f"{rng.choice(FILLER)}\n{rng.choice(FILLER)}\n" for s in stems}
+    files[f"{folder}/{target}.txt"] = f"{rng.choice(FILLER)}\nThe {word} arrives on Monday.\n"
+    files.update(_distractors(rng, set(files)))
+    prompt = _wording(rng, "search_many", split).format(folder=folder, word=word)
+    return Task("", "search_many", split, prompt, files, answer=[_value_re(target)], evidence=[f"{target}.txt"])
+
+
+def _no_tool(rng: random.Random, split: str) -> Task:
+    files = _distractors(rng, set())
+    if rng.randrange(2) == 0:
+        a, b = rng.randint(11, 89), rng.randint(11, 89)
+        prompt = _wording(rng, "no_tool", split, 0).format(a=a, b=b)
+        return Task("", "no_tool", split, prompt, files, answer=[_value_re(str(a + b))], needs_tool=False)
+    word = rng.choice(["lamp", "river", "stone", "cloud", "tiger", "maple"])
+    prompt = _wording(rng, "no_tool", split, 1).format(word=word)
+    return Task("", "no_tool", split, prompt, files, answer=[_value_re(word[::-1])], needs_tool=False)
+
+
+# ── edits ─────────────────────────────────────────────────────────────────────────────────
+
+
+def _edit_create(rng: random.Random, split: str) -> Task:
+    path = rng.choice(["hello.txt", "notes/greeting.txt", "motd.txt", "docs/welcome.md", "status.txt"])
+    line = rng.choice(["Hello, world!", f"Welcome to {rng.choice(PROJECTS)}.", f"Status: {rng.choice(WORDS)} ok", "All systems go."])
+    files = _distractors(rng, {path})
+    prompt = _wording(rng, "edit_create", split).format(path=path, line=line)
+    return Task("", "edit_create", split, prompt, files, expect_files={path: {"exact": line + "\n"}})
+
+
+TYPOS = [("recieve", "receive"), ("seperate", "separate"), ("definately", "definitely"), ("enviroment", "environment"),
+         ("occured", "occurred"), ("adress", "address"), ("untill", "until"), ("wich", "which")]
+
+
+def _edit_typo(rng: random.Random, split: str) -> Task:
+    bad, good = rng.choice(TYPOS)
+    path = f"{rng.choice(['docs', 'notes', 'guide'])}/{rng.choice(['setup', 'intro', 'usage', 'faq'])}.md"
+    lines = [f"# {rng.choice(WORDS).title()}", "", f"You will {bad} a message when it is ready." if bad == "recieve"
+             else f"This line has the word {bad} in it.", rng.choice(FILLER)]
+    before = "\n".join(lines) + "\n"
+    files = {path: before}
+    files.update(_distractors(rng, set(files)))
+    prompt = _wording(rng, "edit_typo", split).format(path=path, bad=bad, good=good)
+    return Task("", "edit_typo", split, prompt, files, expect_files={path: {"exact": before.replace(bad, good)}})
+
+
+def _edit_rename(rng: random.Random, split: str) -> Task:
+    old, new = rng.choice([("parse_row", "parse_line"), ("load", "load_config"), ("calc", "compute"),
+                           ("fetch_items", "get_items"), ("tidy", "clean_up"), ("emit", "publish")])
+    path = f"{rng.choice(['src', 'app', 'lib'])}/{rng.choice(['reader', 'main', 'jobs', 'worker'])}.py"
+    before = (f"def {old}(text):\n    return text.strip()\n\n\n"
+              f"def run(lines):\n    return [{old}(x) for x in lines]\n")
+    if rng.random() < 0.5:
+        before += f"\n\nif __name__ == \"__main__\":\n    print({old}(\"  hi  \"))\n"
+    files = {path: before}
+    files.update(_distractors(rng, set(files)))
+    prompt = _wording(rng, "edit_rename", split).format(path=path, old=old, new=new)
+    return Task("", "edit_rename", split, prompt, files, expect_files={path: {"exact": before.replace(old, new)}})
+
+
+def _settings(rng: random.Random) -> tuple[str, str, str, str, str]:
+    """(path stem, key, old line, new line, new value) of a settings file."""
+    key, old, new = rng.choice([("port", "8080", str(rng.randint(3000, 9899))), ("timeout", "30", str(rng.randint(40, 300))),
+                                ("workers", "4", str(rng.randint(5, 32))), ("log_level", '"info"', '"debug"')])
+    return "config", key, f"{key} = {old}", f"{key} = {new}", new.strip('"')
+
+
+def _edit_setting(rng: random.Random, split: str, kind: str = "edit_setting") -> Task:
+    stem, key, old_line, new_line, value = _settings(rng)
+    ext = rng.choice([".toml", ".ini", ".cfg"])
+    path = rng.choice(["", "conf/", "etc/"]) + rng.choice([stem, "settings", "app"]) + ext
+    others = [f'name = "{rng.choice(PROJECTS)}"', "debug = false", f"retries = {rng.randint(1, 5)}"]
+    lines = others[:1] + [old_line] + others[1:]
+    before = "\n".join(lines) + "\n"
+    files = {path: before}
+    files.update(_distractors(rng, set(files)))
+    named = path
+    if kind == "edit_misspelt":
+        name = path.rsplit("/", 1)[-1].split(".")[0]
+        named = path.replace(name + ".", _misspell(rng, name) + ".")
+    prompt = _wording(rng, kind, split).format(path=named, key=key, value=value)
+    return Task("", kind, split, prompt, files, expect_files={path: {"exact": before.replace(old_line, new_line)}})
+
+
+def _edit_append(rng: random.Random, split: str) -> Task:
+    path = rng.choice(["todo.md", "notes/todo.md", "shopping.txt", "docs/tasks.md"])
+    items = rng.sample(["- water the plants", "- call the bank", "- book the train", "- fix the bike", "- pay the rent"], 2)
+    line = rng.choice(["- buy milk", "- renew the passport", "- send the invoice", "- clean the oven"])
+    before = "\n".join(items) + "\n"
+    files = {path: before}
+    files.update(_distractors(rng, set(files)))
+    prompt = _wording(rng, "edit_append", split).format(path=path, line=line)
+    return Task("", "edit_append", split, prompt, files, expect_files={path: {"exact": before + line + "\n"}})
+
+
+def _edit_copy(rng: random.Random, split: str) -> Task:
+    topic, stem, line, v = _fact(rng)
+    src = f"{rng.choice(FOLDERS)}/{stem}.txt"
+    dst = rng.choice(["copy.txt", f"{stem}_copy.txt", "out/value.txt", "answer.txt"])
+    files = {src: _fact_file(rng, line)}
+    files.update(_distractors(rng, set(files) | {dst}))
+    prompt = _wording(rng, "edit_copy", split).format(topic=topic, src=src, dst=dst)
+    # The value alone or the stating line, nothing much else.
+    return Task("", "edit_copy", split, prompt, files, expect_files={dst: {"contains": [_value_re(v)], "max_chars": 120}},
+                evidence=[v])
+
+
+BUILDERS: dict[str, Callable[[random.Random, str], Task]] = {
+    "fact_in_subfolder": lambda r, s: _fact_task(r, "fact_in_subfolder", s),
+    "misspelt_path": lambda r, s: _fact_task(r, "misspelt_path", s),
+    "wrong_case": lambda r, s: _fact_task(r, "wrong_case", s),
+    "wrong_folder": lambda r, s: _fact_task(r, "wrong_folder", s),
+    "folder_for_file": _folder_for_file,
+    "combine": _combine,
+    "code": _code,
+    "count": _count,
+    "declared": _declared,
+    "missing_file": _missing_file,
+    "search_many": _search_many,
+    "no_tool": _no_tool,
+    "edit_create": _edit_create,
+    "edit_typo": _edit_typo,
+    "edit_rename": _edit_rename,
+    "edit_setting": _edit_setting,
+    "edit_append": _edit_append,
+    "edit_copy": _edit_copy,
+    "edit_misspelt": lambda r, s: _edit_setting(r, s, "edit_misspelt"),
+}
+KINDS = list(BUILDERS)
+
+
+def generate(split: str, per_kind: int | None = None, seed: int | None = None) -> list[Task]:
+    """``per_kind`` tasks of every kind for ``split`` ("dev" or "test"), from its seed."""
+    rng = random.Random(SEEDS[split] if seed is None else seed)
+    n = PER_KIND[split] if per_kind is None else per_kind
+    tasks = []
+    for kind in KINDS:
+        for i in range(n):
+            t = BUILDERS[kind](rng, split)
+            t.id = f"{split}-{kind}-{i:02d}"
+            tasks.append(t)
+    return tasks
