@@ -19,7 +19,7 @@ from .errors import ConfigError, ConstraintError, ToolErrorInfo
 from .formats import parse
 from .grammar import Constraint, Engine, ToolChoice, build_constraint
 from .history import fold
-from .messages import Message, ToolCall, ToolResult
+from .messages import Message, ToolCall, ToolResult, to_openai_messages
 from .prompt import load_prompt
 from .stops import Limits, Stop, StopReason, StopWatch
 from .tools import Tool, ToolContext, ToolSet
@@ -124,6 +124,10 @@ class RunResult:
     @property
     def forced(self) -> bool:
         return self.stop_reason.forced
+
+    def openai_messages(self) -> list[dict[str, Any]]:
+        """The history as OpenAI chat messages (``tool_calls``, ``tool_call_id``)."""
+        return to_openai_messages(self.history)
 
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -118,3 +118,101 @@ def history_from_json(data: Any) -> list[Message]:
             )
         )
     return out
+
+
+def to_openai_messages(history: list[Message]) -> list[dict[str, Any]]:
+    """A history as OpenAI chat messages: calls as ``tool_calls`` (arguments as JSON text),
+    results as ``tool`` messages with their ``tool_call_id``. A result that answers no call
+    (a malformed call's format error) becomes a user message, since the API allows a tool
+    message only after the call it answers."""
+    out: list[dict[str, Any]] = []
+    called: set[str] = set()
+    for m in history:
+        if m.role == "assistant":
+            d: dict[str, Any] = {"role": "assistant", "content": m.content or (None if m.tool_calls else "")}
+            if m.tool_calls:
+                d["tool_calls"] = [_openai_call(c) for c in m.tool_calls]
+                called.update(c.id for c in m.tool_calls)
+            out.append(d)
+        elif m.role == "tool" and m.tool_call_id in called:
+            out.append({"role": "tool", "tool_call_id": m.tool_call_id, "content": m.content})
+        else:
+            out.append({"role": "user" if m.role == "tool" else m.role, "content": m.content})
+    return out
+
+
+def _openai_call(c: ToolCall) -> dict[str, Any]:
+    arguments = json.dumps(c.arguments, ensure_ascii=False)
+    return {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": arguments}}
+
+
+def from_openai_messages(data: Any) -> list[Message]:
+    """OpenAI chat messages as a history (the inverse of ``to_openai_messages``); content may
+    be a string or a list of text parts. Raises ValueError naming the first bad message."""
+    if not isinstance(data, list):
+        raise ValueError("messages must be a list")
+    out: list[Message] = []
+    names: dict[str, str] = {}  # call id -> tool name, for the results
+    for i, d in enumerate(data):
+        try:
+            out.append(_from_openai(d, names))
+        except ValueError as e:
+            raise ValueError(f"messages[{i}]: {e}") from None
+    return out
+
+
+def _from_openai(d: Any, names: dict[str, str]) -> Message:
+    if not isinstance(d, dict):
+        raise ValueError("a message is an object with a 'role'")
+    role: Role = "system" if d.get("role") == "developer" else d.get("role")  # type: ignore[assignment]
+    if role not in ("system", "user", "assistant", "tool"):
+        raise ValueError(f"role must be system, developer, user, assistant or tool, got {d.get('role')!r}")
+    content = openai_text(d.get("content"))
+    if role == "tool":
+        call_id = d.get("tool_call_id")
+        if not isinstance(call_id, str):
+            raise ValueError("a tool message needs a string 'tool_call_id'")
+        return Message("tool", content, tool_call_id=call_id, name=names.get(call_id) or d.get("name"))
+    calls = [_from_openai_call(c, j) for j, c in enumerate(d.get("tool_calls") or [])] if role == "assistant" else []
+    names.update((c.id, c.name) for c in calls)
+    return Message(role, content, tool_calls=calls)
+
+
+def openai_text(content: Any) -> str:
+    """A message's ``content`` as text: a string, null, or a list of ``text`` parts."""
+    if content is None or isinstance(content, str):
+        return content or ""
+    if isinstance(content, list):
+        parts = []
+        for part in content:
+            if not isinstance(part, dict) or part.get("type") not in ("text", "input_text"):
+                kind = part.get("type") if isinstance(part, dict) else type(part).__name__
+                raise ValueError(f"only text content parts are supported, got {kind!r}")
+            if not isinstance(part.get("text"), str):
+                raise ValueError("a text content part needs a string 'text'")
+            parts.append(part["text"])
+        return "\n".join(parts)
+    raise ValueError("content must be a string, null or a list of text parts")
+
+
+def _from_openai_call(c: Any, j: int) -> ToolCall:
+    fn = c.get("function") if isinstance(c, dict) else None
+    if not isinstance(fn, dict) or not isinstance(fn.get("name"), str):
+        raise ValueError(f"tool_calls[{j}] needs a 'function' with a string 'name'")
+    arguments = fn.get("arguments") or "{}"
+    if isinstance(arguments, str):
+        try:
+            arguments = json.loads(arguments)
+        except json.JSONDecodeError:
+            raise ValueError(f"tool_calls[{j}]: 'arguments' is not JSON") from None
+    if not isinstance(arguments, dict):
+        raise ValueError(f"tool_calls[{j}]: 'arguments' must be a JSON object")
+    return ToolCall(str(c.get("id") or f"call_{j}"), fn["name"], arguments)
+
+
+def history_from_saved(data: Any) -> list[Message]:
+    """A history saved in either form (``history_to_json``'s, which marks every message with
+    ``folded``, or OpenAI messages); raises ValueError on a malformed one."""
+    if isinstance(data, list) and data and all(isinstance(d, dict) and "folded" in d for d in data):
+        return history_from_json(data)
+    return from_openai_messages(data)

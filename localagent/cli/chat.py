@@ -11,15 +11,18 @@ from typing import Optional
 import typer
 
 from ..errors import ConfigError
-from ..messages import Message, history_from_json, history_to_json
+from ..messages import Message, history_from_saved, history_to_json, to_openai_messages
 from ..stops import Limits
 from ..trace import new_trace_path
-from .run import API_KEY, BASE_URL, SERVER_DIALECT, SERVER_TIMEOUT, LivePrinter, _sigterm, build_agent, interrupt_means, summary
+from .run import (
+    API_KEY, BASE_URL, SERVER_DIALECT, SERVER_TIMEOUT, TOOL_CHOICE, LivePrinter, _sigterm, build_agent, interrupt_means,
+    summary,
+)
 
 
 def _load(path: Path) -> list[Message]:
     try:
-        return history_from_json(json.loads(path.read_text(encoding="utf-8")))
+        return history_from_saved(json.loads(path.read_text(encoding="utf-8")))
     except (OSError, ValueError) as e:
         raise ConfigError(f"cannot resume from {path}: {e}") from None
 
@@ -32,7 +35,8 @@ def chat(
     deadline: Optional[float] = typer.Option(None, "--deadline", min=0.0, help="Wall-clock limit of each turn in seconds."),
     tools_file: Optional[Path] = typer.Option(None, "--tools", help="A Python file of extra @tool functions."),
     save: Optional[Path] = typer.Option(None, "--save", help="Write the history here after every turn."),
-    resume: Optional[Path] = typer.Option(None, "--resume", help="Start from a history saved with --save."),
+    save_openai: bool = typer.Option(False, "--save-openai", help="Save the history as OpenAI chat messages (tool_calls, tool_call_id) instead of localagent's own form."),
+    resume: Optional[Path] = typer.Option(None, "--resume", help="Start from a history saved with --save (either form)."),
     n_ctx: int = typer.Option(8192, "--ctx", min=256, help="Context window in tokens."),
     n_gpu_layers: int = typer.Option(0, "--n-gpu-layers", help="Layers to offload to a GPU."),
     yes: bool = typer.Option(False, "--yes", "-y", help="Approve every write and command without asking."),
@@ -43,6 +47,7 @@ def chat(
     api_key: Optional[str] = API_KEY,
     server_dialect: str = SERVER_DIALECT,
     server_timeout: float = SERVER_TIMEOUT,
+    tool_choice: str = TOOL_CHOICE,
 ) -> None:
     """Talk with the agent, turn after turn; an empty line, `exit` or Ctrl-D ends it.
 
@@ -58,6 +63,7 @@ def chat(
             n_ctx=n_ctx, n_gpu_layers=n_gpu_layers, verbose=verbose,
             limits=Limits(max_steps=max_steps, token_budget=token_budget, deadline_s=deadline),
             base_url=base_url, api_key=api_key, server_dialect=server_dialect, server_timeout=server_timeout,
+            tool_choice=tool_choice,
         )
         agent.check_budget("")  # a budget that cannot cover a turn's first prompt: say so before the first turn
     p = LivePrinter()
@@ -79,7 +85,8 @@ def chat(
         print(result.answer, flush=True)
         print(summary(result), file=sys.stderr)
         if save:
-            save.write_text(json.dumps(history_to_json(history), ensure_ascii=False), encoding="utf-8")
+            saved = to_openai_messages(history) if save_openai else history_to_json(history)
+            save.write_text(json.dumps(saved, ensure_ascii=False), encoding="utf-8")
 
 
 def register(app: typer.Typer) -> None:

@@ -123,6 +123,7 @@ def build_agent(
     api_key: str | None = None,
     server_dialect: str = "auto",
     server_timeout: float = 120.0,
+    tool_choice: str = "auto",
 ) -> "Agent":
     """The agent a front end runs: tools in ROOT, the approver, the model loaded
     (or, with ``base_url``, the server that serves it)."""
@@ -131,6 +132,7 @@ def build_agent(
 
     check_root(root)
     setup = workspace_setup(root, tools_file=tools_file, allow_commands=allow_commands, yes=yes, allow=allow)
+    check_tool_choice(tool_choice, [t.name for t in setup.tools])
     if base_url:
         backend = load_server(
             base_url, model=model, api_key=api_key, dialect=server_dialect, n_ctx=n_ctx, timeout=server_timeout
@@ -143,10 +145,27 @@ def build_agent(
                 raise
             # Without --verbose, llama.cpp's log (which says why) is silenced.
             raise BackendError(f"{e} (llama.cpp's reason is in its log: run again with --verbose)") from None
-    config = default_config(limits=limits or Limits(), temperature=temperature, seed=seed, constrained=constrained)
+    config = default_config(
+        limits=limits or Limits(), temperature=temperature, seed=seed, constrained=constrained, tool_choice=tool_choice
+    )
     return assemble(backend, setup, config)
 
 
+def check_tool_choice(choice: str, names: "Sequence[str]") -> None:
+    """A ConfigError unless ``choice`` is auto, required, none or one of the tools' names."""
+    from ..validate import closest_names
+
+    if choice in ("auto", "required", "none") or choice in names:
+        return
+    alts = closest_names(choice, list(names), limit=1)
+    hint = f"; did you mean {alts[0]}?" if alts else ""
+    raise ConfigError(f"--tool-choice {choice}: give auto, required, none or a tool's name{hint}")
+
+
+TOOL_CHOICE = typer.Option(
+    "auto", "--tool-choice",
+    help="auto (the model decides), required (every step calls a tool), none (no calls), or a tool's name (every step calls it).",
+)
 # Shared with `chat`: the model behind an OpenAI-compatible server instead of in-process.
 BASE_URL = typer.Option(None, "--base-url", help="An OpenAI-compatible server (llama.cpp, vLLM), e.g. http://127.0.0.1:8080; --model is then its model name.")
 API_KEY = typer.Option(None, "--api-key", help="Bearer token for --base-url (better: LOCALAGENT_API_KEY).")
@@ -182,6 +201,7 @@ def run(
     api_key: Optional[str] = API_KEY,
     server_dialect: str = SERVER_DIALECT,
     server_timeout: float = SERVER_TIMEOUT,
+    tool_choice: str = TOOL_CHOICE,
 ) -> None:
     """Run TASK with the agent in ROOT and print the answer.
 
@@ -196,6 +216,7 @@ def run(
             limits=Limits(max_steps=max_steps, token_budget=token_budget, deadline_s=deadline),
             temperature=temperature, seed=seed, constrained=not free,
             base_url=base_url, api_key=api_key, server_dialect=server_dialect, server_timeout=server_timeout,
+            tool_choice=tool_choice,
         )
         agent.check_budget(task)
     live = not (as_json or quiet)
