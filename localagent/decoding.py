@@ -1,0 +1,49 @@
+"""How one step is asked of the model: the ``GenerateOptions`` an ``AgentConfig`` implies.
+
+One path for the agent loop and the evaluation, so that ``eval`` measures the
+decoding ``run`` does (jump-forward, the call threshold, the parallel setting).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Callable
+
+from .backends.base import GenerateOptions
+from .grammar import Constraint, ToolChoice
+
+if TYPE_CHECKING:  # loop.py imports this module: a runtime import would be a cycle
+    from .loop import AgentConfig
+
+
+def decoding_options(
+    config: AgentConfig,
+    constraint: Constraint | None,
+    *,
+    threshold: float | None,
+    choice: ToolChoice | None,
+    on_text: Callable[[str], None] | None = None,
+) -> GenerateOptions:
+    """The options of one step under ``constraint`` (None: free text); ``threshold``
+    is the first-token call-or-prose threshold, ``choice`` what the constraint enforces."""
+    jump = constraint is not None and config.jump_forward
+    return GenerateOptions(
+        max_tokens=config.max_tokens,
+        temperature=config.temperature,
+        seed=config.seed,
+        grammar=constraint.text if constraint and constraint.engine == "gbnf" else None,
+        regex=constraint.text if constraint and constraint.engine == "outlines" else None,
+        on_text=on_text,
+        call_threshold=threshold,
+        call_heads=constraint.heads if constraint and jump else (),
+        call_keys=dict(constraint.keys) if constraint and jump else None,
+        parallel=config.parallel_calls,
+        tool_choice=(choice.name or choice.mode) if choice else "auto",
+    )
+
+
+def first_token_threshold(config: AgentConfig, choice: ToolChoice) -> float | None:
+    """The call-or-prose threshold a step uses: the config's, when the constraint is on,
+    the choice is auto and no reason sentence comes first (then the choice is made later)."""
+    if config.constrained and choice.mode == "auto" and not config.reason:
+        return config.call_threshold
+    return None
