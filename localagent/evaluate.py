@@ -1,10 +1,12 @@
 """Tool-call accuracy: does the model call the right tool with the right arguments?
 
 A case is a chat, the tools offered, and the calls expected in the first
-assistant turn (none when it should answer in prose). Scoring is pure: it
-reads the turn's text, matches its calls to the expected ones in any order and
-gives each wrong case one error class. ``run_eval`` asks a backend once per
-case, constrained by the tools' grammar or left free.
+assistant turn (none when it should answer in prose, then optionally patterns
+the answer must match). Scoring is pure: it reads the turn's text, matches its
+calls to the expected ones in any order, comparing values as the tool would
+receive them, and gives each wrong case one error class. ``run_eval`` asks a
+backend once per case, constrained by the tools' grammar or left free, with the
+options the agent loop would use (``decoding.decoding_options``).
 """
 
 from __future__ import annotations
@@ -13,21 +15,22 @@ import itertools
 import json
 import math
 import re
-import string
 import time
 from collections import Counter
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
-from typing import Any, Callable, Literal
+from typing import Any, Callable, Literal, Sequence
 
 import jsonschema
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from .backends.base import Backend, Generation, GenerateOptions
+from .decoding import decoding_options, first_token_threshold
 from .errors import ConfigError, ConstraintError
-from .formats import CALL_OPEN, ParsedCall, parse
+from .formats import CALL_OPEN, ParsedCall, parse, render_call
 from .grammar import Engine, ToolChoice, build_constraint
+from .loop import AgentConfig
 from .messages import Message, ToolCall
 
 Mode = Literal["constrained", "free"]
@@ -44,6 +47,7 @@ class ErrorClass(str, Enum):
     UNEXPECTED_ARGUMENT = "unexpected_argument"
     WRONG_VALUE = "wrong_value"
     UNNEEDED_CALL = "called_when_not_needed"
+    WRONG_ANSWER = "wrong_answer"  # no call, as expected, but the prose misses the expected answer
 
 
 # Within one call, the first of these that applies is the call's error.
@@ -91,6 +95,7 @@ class _ExpectedDef(BaseModel):
     model_config = ConfigDict(extra="forbid")
     name: str
     arguments: dict[str, list[Any]] = Field(default_factory=dict)
+    loose: list[str] = Field(default_factory=list)  # arguments compared ignoring case and runs of white space
 
     @field_validator("arguments")
     @classmethod
@@ -108,6 +113,23 @@ class _CaseDef(BaseModel):
     messages: list[_MessageDef] = Field(min_length=1)
     tools: list[_ToolDef] = Field(min_length=1)
     expected: list[_ExpectedDef] = Field(max_length=MAX_EXPECTED_CALLS)
+    expected_answer: list[str] = Field(default_factory=list)  # regexes the prose must all match
+
+    @field_validator("expected_answer")
+    @classmethod
+    def _patterns(cls, v: list[str]) -> list[str]:
+        for p in v:
+            try:
+                re.compile(p)
+            except re.error as e:
+                raise ValueError(f"pattern {p!r} is not a valid regex: {e}") from None
+        return v
+
+    @model_validator(mode="after")
+    def _answer_only_without_calls(self) -> "_CaseDef":
+        if self.expected_answer and self.expected:
+            raise ValueError("expected_answer is for a case that expects no call; this one expects calls")
+        return self
 
     @model_validator(mode="after")
     def _expected_fits_tools(self) -> "_CaseDef":
@@ -120,6 +142,9 @@ class _CaseDef(BaseModel):
             for arg in tools[e.name].get("required", []):
                 if "" in e.arguments.get(arg, [""]):
                     raise ValueError(f"'{e.name}' requires '{arg}': the expected call must give it values, not \"\"")
+            for arg in e.loose:
+                if arg not in e.arguments:
+                    raise ValueError(f"'{e.name}': loose argument '{arg}' is not among the expected arguments")
             for arg, values in e.arguments.items():
                 if arg not in props:
                     raise ValueError(f"'{e.name}' has no parameter '{arg}'")
@@ -132,10 +157,12 @@ class _CaseDef(BaseModel):
 
 @dataclass
 class ExpectedCall:
-    """One call a case expects: the tool, and the acceptable values of each argument."""
+    """One call a case expects: the tool, the acceptable values of each argument, and
+    the arguments compared ignoring case and white space (``loose``)."""
 
     name: str
     arguments: dict[str, list[Any]]
+    loose: frozenset[str] = frozenset()
 
 
 @dataclass
@@ -147,6 +174,7 @@ class Case:
     messages: list[dict[str, Any]]
     tools: list[dict[str, Any]]  # OpenAI-style {"type": "function", "function": {...}}
     expected: list[ExpectedCall]
+    expected_answer: list[str] = field(default_factory=list)  # regexes a no-call reply must match
 
     def history(self) -> list[Message]:
         """The case's chat as the backends take it."""
@@ -196,12 +224,21 @@ def load_cases(path: Path | str) -> list[Case]:
                 category=d.category,
                 messages=[m.model_dump(exclude_none=True) for m in d.messages],
                 tools=[t.model_dump() for t in d.tools],
-                expected=[ExpectedCall(e.name, e.arguments) for e in d.expected],
+                expected=[ExpectedCall(e.name, e.arguments, frozenset(e.loose)) for e in d.expected],
+                expected_answer=d.expected_answer,
             )
         )
     if not cases:
         raise ConfigError(f"case file {p} holds no cases")
     return cases
+
+
+def in_categories(cases: list[Case], categories: list[str]) -> list[Case]:
+    """The cases of ``categories`` (all when it is empty); an unknown one is a ``ConfigError``."""
+    known = list(dict.fromkeys(c.category for c in cases))
+    if unknown := [c for c in categories if c not in known]:
+        raise ConfigError(f"no category {unknown[0]!r} in the case file; its categories: {', '.join(known)}")
+    return [c for c in cases if not categories or c.category in categories]
 
 
 def sample(cases: list[Case], limit: int | None) -> list[Case]:
@@ -220,32 +257,30 @@ def sample(cases: list[Case], limit: int | None) -> list[Case]:
 
 # --- normalising and matching ----------------------------------------------------------
 
-_STRIP = string.punctuation + string.whitespace + "“”‘’«»…"
-
-
-def normalize(value: Any) -> Any:
-    """The form values are compared in: strings lower-cased, white space collapsed,
-    surrounding punctuation dropped; numbers as floats; lists and objects recursively."""
+def normalize(value: Any, loose: bool = False) -> Any:
+    """The form values are compared in: numbers as floats, lists and objects recursively,
+    strings exactly as the tool would receive them; with ``loose``, strings case-folded
+    and white space collapsed (nothing else: no punctuation is dropped)."""
     if isinstance(value, bool) or value is None:
         return value
     if isinstance(value, (int, float)):
         return float(value)
     if isinstance(value, str):
-        return " ".join(value.split()).strip(_STRIP).lower()
+        return " ".join(value.split()).casefold() if loose else value
     if isinstance(value, list):
-        return [normalize(v) for v in value]
+        return [normalize(v, loose) for v in value]
     if isinstance(value, dict):
-        return {k: normalize(v) for k, v in value.items()}
+        return {k: normalize(v, loose) for k, v in value.items()}
     return value
 
 
-def values_equal(actual: Any, acceptable: Any) -> bool:
+def values_equal(actual: Any, acceptable: Any, *, loose: bool = False) -> bool:
     """Whether ``actual`` matches one acceptable value, after ``normalize``.
 
     Types must agree (``true`` is not ``1``, ``"3"`` is not ``3``), except that an
     integer equals the same float. Lists compare element by element, in order.
     """
-    return _same(normalize(actual), normalize(acceptable))
+    return _same(normalize(actual, loose), normalize(acceptable, loose))
 
 
 def _same(a: Any, b: Any) -> bool:
@@ -271,7 +306,8 @@ def check_call(call: ParsedCall, expected: ExpectedCall) -> tuple[ErrorClass, st
         if arg not in expected.arguments:
             return ErrorClass.UNEXPECTED_ARGUMENT, f"{call.name}: unexpected argument '{arg}'"
     for arg, ok in expected.arguments.items():
-        if arg in call.arguments and not any(values_equal(call.arguments[arg], v) for v in ok):
+        loose = arg in expected.loose
+        if arg in call.arguments and not any(values_equal(call.arguments[arg], v, loose=loose) for v in ok):
             got = json.dumps(call.arguments[arg], ensure_ascii=False)
             return ErrorClass.WRONG_VALUE, f"{call.name}: '{arg}' is {got}, expected one of {json.dumps(ok, ensure_ascii=False)}"
     return None
@@ -319,6 +355,7 @@ class CaseResult:
     lenient: list[ParsedCall] = field(default_factory=list)  # call-shaped JSON objects anywhere in the text
     lenient_errors: list[str] = field(default_factory=list)  # those that break their tool's schema
     decision: str | None = None  # the decoder's first-token decision (call or prose), when it made one
+    call_mass: float | None = None  # the model's probability of a call at the first token, with that decision
     finish_reason: str = "stop"
     prompt_tokens: int = 0
     prompt_tokens_evaluated: int = 0
@@ -339,6 +376,7 @@ class CaseResult:
             "lenient_calls": len(self.lenient),
             "lenient_errors": self.lenient_errors,
             "decision": self.decision,
+            "call_mass": self.call_mass,
             "text": self.text,
             "finish_reason": self.finish_reason,
             "prompt_tokens": self.prompt_tokens,
@@ -413,6 +451,14 @@ def call_attempts(text: str, calls: list[ParsedCall], tool_names: list[str]) -> 
     return len(lenient_calls(text)) or int(disguised_call(text, tool_names) is not None)
 
 
+def check_answer(prose: str, patterns: list[str]) -> tuple[ErrorClass, str] | None:
+    """None when ``prose`` matches every pattern (``re.search``); else the first it misses."""
+    for p in patterns:
+        if not re.search(p, prose):
+            return ErrorClass.WRONG_ANSWER, f"the answer does not match {p!r}"
+    return None
+
+
 def score_turn(case: Case, gen: Generation) -> CaseResult:
     """Judge one generated turn against the case's expected calls."""
     if gen.tool_calls is not None:  # a backend that parsed the calls itself
@@ -426,6 +472,8 @@ def score_turn(case: Case, gen: Generation) -> CaseResult:
     if not errors and not calls and (hidden := disguised_call(content, names)):
         errors = [f"a call to '{hidden}' outside <tool_call> tags"]
     verdict = (ErrorClass.FORMAT_FAILURE, errors[0]) if errors else match_calls(calls, case.expected)
+    if verdict is None and not calls:
+        verdict = check_answer(content, case.expected_answer)
     return CaseResult(
         id=case.id,
         category=case.category,
@@ -439,12 +487,23 @@ def score_turn(case: Case, gen: Generation) -> CaseResult:
         lenient=(lenient := lenient_calls(gen.text)),
         lenient_errors=schema_errors(case, lenient),
         decision=gen.info.get("decision"),
+        call_mass=gen.info.get("call_mass"),
         finish_reason=gen.finish_reason,
         prompt_tokens=gen.prompt_tokens,
         prompt_tokens_evaluated=gen.prompt_tokens_evaluated,
         completion_tokens=gen.completion_tokens,
         seconds=gen.seconds,
     )
+
+
+def reference_turn(case: Case) -> str:
+    """The calls a perfect model would write for ``case`` (each argument's first acceptable
+    value, optional ones left out), or "" for a no-call case: a check of the case file."""
+    calls = []
+    for e in case.expected:
+        args = {k: next(v for v in vs if v != "") for k, vs in e.arguments.items() if any(v != "" for v in vs)}
+        calls.append(render_call(e.name, args))
+    return "\n".join(calls)
 
 
 # --- running and summarising ------------------------------------------------------------
@@ -461,6 +520,7 @@ class EvalReport:
     seconds: float = 0.0
     tool_choice: str = "auto"
     expects_call: dict[str, bool] = field(default_factory=dict)  # case id -> a call was expected
+    call_threshold: float | None = AgentConfig.call_threshold
 
     def to_dict(self) -> dict[str, Any]:
         """The summary and every result, as ``--json`` prints it."""
@@ -475,6 +535,7 @@ class EvalReport:
             "mode": self.mode,
             "parallel_calls": self.parallel if self.mode == "constrained" else None,
             "tool_choice": self.tool_choice if self.mode == "constrained" else None,
+            "call_threshold": self.call_threshold if self.mode == "constrained" else None,
             "cases": n,
             "right": sum(r.right for r in rs),
             "accuracy": _pct(sum(r.right for r in rs), n),
@@ -482,11 +543,13 @@ class EvalReport:
             "format_failure_rate": _pct(fmt, n),
             "by_category": {c: _pct(sum(r.right for r in v), len(v)) for c, v in cats.items()},
             "category_cases": {c: len(v) for c, v in cats.items()},
+            "category_errors": {c: dict(Counter(r.error.value for r in v if r.error).most_common()) for c, v in cats.items()},
             "errors": dict(Counter(r.error.value for r in rs if r.error).most_common()),
             "schema_invalid_calls": sum(len(r.schema_errors) for r in rs),
             "calls": sum(len(r.calls) for r in rs),
             **validity(rs),
             "decision": decision_rates(self.results, self.expects_call),
+            "threshold_curve": self.curve(),
             "prompt_tokens_per_case": _mean([r.prompt_tokens for r in rs]),
             "prompt_tokens_evaluated_per_case": _mean([r.prompt_tokens_evaluated for r in rs]),
             "completion_tokens_per_case": _mean([r.completion_tokens for r in rs]),
@@ -494,6 +557,13 @@ class EvalReport:
             "seconds": round(self.seconds, 1),
             "results": [r.to_dict() for r in rs],
         }
+
+    def curve(self) -> list[dict[str, float]]:
+        """``threshold_curve`` over the cases whose first-token call mass was recorded."""
+        rs = [r for r in self.results if r.call_mass is not None]
+        if not rs:
+            return []
+        return threshold_curve([r.call_mass for r in rs if r.call_mass is not None], [self.expects_call.get(r.id, True) for r in rs])
 
 
 def validity(results: list[CaseResult]) -> dict[str, Any]:
@@ -532,7 +602,42 @@ def decision_rates(results: list[CaseResult], expects_call: dict[str, bool]) -> 
         "no_call_needed": len(none),
         "no_call_when_not_needed": quiet,
         "no_call_when_not_needed_rate": _pct(quiet, len(none)),
+        # The two errors of the call-or-prose decision, as rates of the cases that could make them.
+        "called_when_not_needed_rate": _pct(len(none) - quiet, len(none)),
+        "no_call_when_needed_rate": _pct(len(need) - n_called, len(need)),
     }
+
+
+THRESHOLDS = tuple(round(0.05 * i, 2) for i in range(1, 20))  # 0.05 .. 0.95
+
+
+def threshold_curve(
+    masses: Sequence[float], needs_call: Sequence[bool], grid: Sequence[float] = THRESHOLDS
+) -> list[dict[str, float]]:
+    """The two decision errors at each threshold of ``grid``, had each case called
+    exactly when its first-token call mass is at least the threshold (as the decoder
+    decides): called when no call was needed, as a % of those cases, and no call
+    when one was, as a % of those."""
+    if len(masses) != len(needs_call):
+        raise ValueError(f"{len(masses)} masses but {len(needs_call)} labels")
+    need = [m for m, n in zip(masses, needs_call) if n]
+    none = [m for m, n in zip(masses, needs_call) if not n]
+    return [
+        {
+            "threshold": t,
+            "called_when_not_needed_rate": _pct(sum(m >= t for m in none), len(none)),
+            "no_call_when_needed_rate": _pct(sum(m < t for m in need), len(need)),
+        }
+        for t in grid
+    ]
+
+
+def pick_threshold(curve: list[dict[str, float]]) -> float:
+    """The threshold with the smallest sum of the two error rates (ties: nearest 0.5)."""
+    if not curve:
+        raise ValueError("no curve to pick from: no call masses were recorded")
+    best = min(curve, key=lambda p: (p["called_when_not_needed_rate"] + p["no_call_when_needed_rate"], abs(p["threshold"] - 0.5)))
+    return best["threshold"]
 
 
 def _pct(part: int, whole: int) -> float:
@@ -543,37 +648,37 @@ def _mean(xs: list[float] | list[int], digits: int = 1) -> float:
     return round(sum(xs) / len(xs), digits) if xs else 0.0
 
 
-def generate_options(
-    case: Case,
-    mode: Mode,
-    max_tokens: int = 256,
+def eval_config(
+    mode: Mode = "constrained",
     *,
+    max_tokens: int = 256,
     parallel: bool = True,
     reason: bool = False,
     engine: Engine = "gbnf",
     tool_choice: str = "auto",
-) -> GenerateOptions:
-    """How a case is asked: greedy; in constrained mode under the grammar of its
-    tools with, for tool choice auto, call or prose decided at the first token.
-    ``tool_choice`` "required" makes every reply a call (a validity check for
-    models that never start one by themselves)."""
-    if mode == "free":
-        return GenerateOptions(max_tokens=max_tokens, temperature=0.0, seed=0)
+    call_threshold: float | None = AgentConfig.call_threshold,
+) -> AgentConfig:
+    """The agent settings a case is asked with: greedy, seed 0, everything else (jump-forward
+    included) as ``run`` has it. ``parallel`` allows up to four calls a turn under the grammar;
+    ``tool_choice`` "required" makes every reply a call (a validity check for models that
+    never start one by themselves)."""
+    return AgentConfig(
+        max_tokens=max_tokens, temperature=0.0, seed=0, constrained=mode == "constrained", engine=engine,
+        tool_choice=tool_choice, parallel_calls=parallel, reason=reason, call_threshold=call_threshold,
+    )
+
+
+def generate_options(case: Case, config: AgentConfig) -> GenerateOptions:
+    """How a case is asked, as the agent loop would ask it under ``config``: constrained,
+    under the grammar of the case's tools, with call or prose decided at the first token
+    for tool choice auto; unconstrained, free text."""
+    if not config.constrained:
+        return decoding_options(config, None, threshold=None, choice=None)
     # The same grammar for every case (up to four calls, or one): allowing
     # several only where several are expected would tell the model the answer.
-    choice = ToolChoice.parse(tool_choice)
-    c = build_constraint(case.tools, choice, engine=engine, parallel=parallel, reason=reason)
-    # With a sentence of why first, the choice is made after it, not at the first token;
-    # with a required call there is no choice to make.
-    threshold = None if reason or choice.mode != "auto" else 0.5
-    return GenerateOptions(
-        max_tokens=max_tokens,
-        temperature=0.0,
-        seed=0,
-        grammar=c.text if engine == "gbnf" else None,
-        regex=c.text if engine == "outlines" else None,
-        call_threshold=threshold,
-    )
+    choice = ToolChoice.parse(config.tool_choice)
+    c = build_constraint(case.tools, choice, engine=config.engine, parallel=config.parallel_calls, reason=config.reason)
+    return decoding_options(config, c, threshold=first_token_threshold(config, choice), choice=choice)
 
 
 def run_eval(
@@ -586,17 +691,20 @@ def run_eval(
     reason: bool = False,
     engine: Engine = "gbnf",
     tool_choice: str = "auto",
+    call_threshold: float | None = AgentConfig.call_threshold,
     on_result: Callable[[int, CaseResult], None] | None = None,
 ) -> EvalReport:
-    """Ask ``backend`` for the first turn of every case and judge it; ``parallel``
-    False allows one call per turn under the grammar (what ``run`` does)."""
+    """Ask ``backend`` for the first turn of every case and judge it, with the settings
+    of ``eval_config``; ``parallel`` False allows one call per turn (what ``run`` does)."""
+    config = eval_config(
+        mode, max_tokens=max_tokens, parallel=parallel, reason=reason, engine=engine,
+        tool_choice=tool_choice, call_threshold=call_threshold,
+    )
     t0 = time.monotonic()
     results = []
     for i, case in enumerate(cases):
         try:
-            options = generate_options(
-                case, mode, max_tokens, parallel=parallel, reason=reason, engine=engine, tool_choice=tool_choice
-            )
+            options = generate_options(case, config)
         except ConstraintError as e:
             raise ConstraintError(f"case '{case.id}': {e}") from None
         r = score_turn(case, backend.generate(case.history(), case.tools, options))  # type: ignore[arg-type]
@@ -605,7 +713,7 @@ def run_eval(
             on_result(i, r)
     return EvalReport(
         getattr(backend, "name", "?"), mode, parallel, results, time.monotonic() - t0, tool_choice,
-        {c.id: bool(c.expected) for c in cases},
+        {c.id: bool(c.expected) for c in cases}, call_threshold,
     )
 
 
@@ -621,14 +729,15 @@ def rescore(saved: dict[str, Any], cases: list[Case]) -> EvalReport:
             raise ConfigError(f"case '{r['id']}' of the saved report is not in the case file")
         gen = Generation(
             r["text"], r.get("finish_reason", "stop"), r.get("prompt_tokens", 0), r.get("prompt_tokens_evaluated", 0),
-            r.get("completion_tokens", 0), r.get("seconds", 0.0), info={"decision": r["decision"]} if r.get("decision") else {},
+            r.get("completion_tokens", 0), r.get("seconds", 0.0),
+            info={k: r[k] for k in ("decision", "call_mass") if r.get(k) is not None},
         )
         results.append(score_turn(case, gen))
     parallel = saved.get("parallel_calls")
     return EvalReport(
         saved.get("model", "?"), saved.get("mode", "constrained"), True if parallel is None else bool(parallel),
         results, float(saved.get("seconds", 0.0)), saved.get("tool_choice") or "auto",
-        {r.id: bool(by_id[r.id].expected) for r in results},
+        {r.id: bool(by_id[r.id].expected) for r in results}, saved.get("call_threshold", AgentConfig.call_threshold),
     )
 
 
@@ -655,6 +764,8 @@ def format_report(d: dict[str, Any]) -> str:
         f"a call tried when one was needed: {dec['called_when_needed']}/{dec['call_needed']}, "
         f"none when none was: {dec['no_call_when_not_needed']}/{dec['no_call_needed']}"
     )
+    if d.get("threshold_curve"):
+        lines.append(f"first-token threshold with the fewest decision errors on these cases: {pick_threshold(d['threshold_curve'])}")
     lines.append(
         f"per case: {d['prompt_tokens_per_case']:.0f} prompt tokens ({d['prompt_tokens_evaluated_per_case']:.0f} evaluated), "
         f"{d['completion_tokens_per_case']:.1f} generated, {d['seconds_per_case']:.2f} s"

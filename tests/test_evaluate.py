@@ -22,6 +22,7 @@ from localagent.evaluate import (
     load_cases,
     match_calls,
     normalize,
+    reference_turn,
     run_eval,
     sample,
     score_turn,
@@ -61,7 +62,7 @@ def case(expected: list[ExpectedCall], tools: list[dict[str, Any]] | None = None
     return Case("c1", "cat", [{"role": "user", "content": "q"}], tools or [WEATHER, FORECAST], expected)
 
 
-PARIS = ExpectedCall("get_weather", {"city": ["Paris", "Paris, France"], "unit": ["", "celsius"]})
+PARIS = ExpectedCall("get_weather", {"city": ["Paris", "Paris, France"], "unit": ["", "celsius"]}, frozenset({"city"}))
 BERLIN = ExpectedCall("get_weather", {"city": ["Berlin"], "unit": ["", "celsius"]})
 
 
@@ -70,34 +71,41 @@ def judged(text: str, expected: list[ExpectedCall], **gen: Any) -> tuple[bool, E
     return r.right, r.error
 
 
-# --- normalising ------------------------------------------------------------------------
+# --- normalising: values as the tool would receive them -------------------------------------
 
 
 @pytest.mark.parametrize(
     "actual, acceptable",
     [
-        ("  PARIS ", "paris"),
-        ("New   York", "new york"),
-        ("Hello, world!", "hello, world"),
-        ('"quoted"', "quoted"),
-        ("./src/main.py", "src/main.py"),
+        ("Paris", "Paris"),
+        ("../tests", "../tests"),
         (3, 3.0),
         (2.50, 2.5),
-        ([1, 2.0, "A "], [1.0, 2, "a"]),
-        ({"theme": "Dark", "size": 14}, {"size": 14.0, "theme": "dark"}),
-        ([{"p": "Mug", "q": 2}], [{"q": 2, "p": "mug."}]),
+        ([1, 2.0, "A"], [1.0, 2, "A"]),
+        ({"theme": "Dark", "size": 14}, {"size": 14.0, "theme": "Dark"}),
         (True, True),
     ],
 )
-def test_equal_after_normalising(actual: Any, acceptable: Any) -> None:
+def test_equal(actual: Any, acceptable: Any) -> None:
     assert values_equal(actual, acceptable)
 
 
 @pytest.mark.parametrize(
     "actual, acceptable",
     [
+        # The surrounding punctuation a tool would receive is part of the value.
+        ("../tests", "tests"),
+        ("tests", "../tests"),
+        ("/config/settings.yaml", "config/settings.yaml"),
+        ("447700900123", "+447700900123"),
+        ("./src/main.py", "src/main.py"),
+        ('"quoted"', "quoted"),
+        ("Hello, world!", "Hello, world"),
+        # Case and white space count unless the case says otherwise.
+        ("paris", "Paris"),
+        ("  Paris ", "Paris"),
+        ("New  York", "New York"),
         ("Paris", "Pari"),
-        ("NewYork", "new york"),  # white space is collapsed, not removed
         ("3", 3),  # a number in a string is not a number
         (True, 1),  # a boolean is not an integer
         (0, False),
@@ -113,8 +121,32 @@ def test_not_equal(actual: Any, acceptable: Any) -> None:
     assert not values_equal(actual, acceptable)
 
 
-def test_normalize_keeps_inner_punctuation() -> None:
-    assert normalize(" Rue de Rivoli 10, Paris. ") == "rue de rivoli 10, paris"
+@pytest.mark.parametrize(
+    "actual, acceptable, equal",
+    [
+        ("  PARIS ", "paris", True),
+        ("New   York", "new york", True),
+        ([{"p": "Blue  Mug", "q": 2}], [{"q": 2, "p": "blue mug"}], True),  # nested strings too
+        ("NewYork", "new york", False),  # white space is collapsed, not removed
+        ("Paris.", "paris", False),  # loose is case and white space, nothing else
+        ("../tests", "tests", False),
+        ("+447700900123", "447700900123", False),
+    ],
+)
+def test_loose_ignores_case_and_white_space_only(actual: Any, acceptable: Any, equal: bool) -> None:
+    assert values_equal(actual, acceptable, loose=True) is equal
+
+
+def test_normalize_keeps_punctuation() -> None:
+    assert normalize(" Rue de Rivoli 10, Paris. ", loose=True) == "rue de rivoli 10, paris."
+    assert normalize(" Rue de Rivoli 10, Paris. ") == " Rue de Rivoli 10, Paris. "
+
+
+def test_only_the_arguments_the_case_names_are_loose() -> None:
+    exp = ExpectedCall("move", {"city": ["Paris"], "path": ["../tests"]}, frozenset({"city"}))
+    assert check_call(ParsedCall("move", {"city": " PARIS", "path": "../tests"}), exp) is None
+    err = check_call(ParsedCall("move", {"city": "Paris", "path": "../Tests"}), exp)
+    assert err and err[0] is ErrorClass.WRONG_VALUE and "'path'" in err[1]
 
 
 # --- every error class, on calls ----------------------------------------------------------
@@ -122,7 +154,9 @@ def test_normalize_keeps_inner_punctuation() -> None:
 
 def test_right_call_and_optional_argument_absent() -> None:
     assert check_call(ParsedCall("get_weather", {"city": "paris"}), PARIS) is None
-    assert check_call(ParsedCall("get_weather", {"city": "Paris, France", "unit": "Celsius"}), PARIS) is None
+    assert check_call(ParsedCall("get_weather", {"city": "Paris, France", "unit": "celsius"}), PARIS) is None
+    err = check_call(ParsedCall("get_weather", {"city": "Paris", "unit": "Celsius"}), PARIS)  # not loose: the enum is exact
+    assert err and err[0] is ErrorClass.WRONG_VALUE
 
 
 def test_wrong_tool() -> None:
@@ -220,6 +254,36 @@ def test_a_bad_block_next_to_a_good_call_is_a_format_failure() -> None:
     assert judged(text, [PARIS]) == (False, ErrorClass.FORMAT_FAILURE)
 
 
+def answer_case(*patterns: str) -> Case:
+    c = case([])
+    c.expected_answer = list(patterns)
+    return c
+
+
+def test_a_no_call_answer_must_match_the_expected_answer() -> None:
+    c = answer_case(r"(?i)\byrassecen\b")
+    r = score_turn(c, Generation("Backwards it is necessary."))  # prose, but wrong
+    assert not r.right and r.error is ErrorClass.WRONG_ANSWER and "yrassecen" in r.detail
+    assert score_turn(c, Generation('"necessary" backwards is "yrassecen".')).right
+    assert score_turn(c, Generation(render_call("get_weather", {"city": "Paris"}))).error is ErrorClass.UNNEEDED_CALL
+
+
+def test_every_answer_pattern_must_match_and_none_means_any_prose() -> None:
+    c = answer_case(r"(?<![\d.])17(?![\d])", r"(?i)rain")
+    assert score_turn(c, Generation("It is 17 °C with light rain.")).right
+    assert score_turn(c, Generation("It is 17 °C and sunny.")).error is ErrorClass.WRONG_ANSWER
+    assert score_turn(c, Generation("It is 171 °C, rain.")).error is ErrorClass.WRONG_ANSWER
+    assert score_turn(case([]), Generation("Anything at all.")).right
+
+
+def test_expected_answer_is_loaded(tmp_path: Path) -> None:
+    p = tmp_path / "c.jsonl"
+    p.write_text(_line(expected=[], expected_answer=[r"\bRome\b"]) + "\n")
+    (c,) = load_cases(p)
+    assert c.expected_answer == [r"\bRome\b"]
+    assert not score_turn(c, Generation("Romeo.")).right and score_turn(c, Generation("Rome.")).right
+
+
 def test_prose_that_only_names_a_tool_is_not_a_call() -> None:
     assert judged("I could use get_weather for that, but you asked for a joke.", []) == (True, None)
 
@@ -286,6 +350,9 @@ def test_load_a_good_file(tmp_path: Path) -> None:
         (_line(tools=[{"type": "function", "function": {"name": "x", "parameters": {"type": "objekt"}}}], expected=[]), "not a valid JSON schema"),
         (_line(messages=[{"role": "robot", "content": "hi"}]), "messages.0.role"),
         (_line(surprise=1), "surprise: Extra inputs are not permitted"),
+        (_line(expected=[], expected_answer=["(unclosed"]), "expected_answer: Value error, pattern '(unclosed' is not a valid regex"),
+        (_line(expected_answer=["Paris"]), "expected_answer is for a case that expects no call"),
+        (_line(expected=[{"name": "get_weather", "arguments": {"city": ["Paris"]}, "loose": ["unit"]}]), "loose argument 'unit' is not among the expected"),
     ],
 )
 def test_a_bad_case_file_gives_one_clear_error(tmp_path: Path, line: str, message: str) -> None:
@@ -331,6 +398,9 @@ def test_run_eval_report_shape() -> None:
     assert (d["cases"], d["right"], d["accuracy"], d["format_failures"]) == (3, 2, 66.7, 0)
     assert d["by_category"] == {"weather": 50.0, "none": 100.0}
     assert d["errors"] == {"wrong_number_of_calls": 1}
+    assert d["category_errors"] == {"weather": {"wrong_number_of_calls": 1}, "none": {}}
+    assert (d["decision"]["no_call_when_needed_rate"], d["decision"]["called_when_not_needed_rate"]) == (0.0, 0.0)
+    assert d["call_threshold"] == 0.5
     assert [r["right"] for r in d["results"]] == [True, True, False]
     assert d["results"][0]["calls"] == [{"name": "get_weather", "arguments": {"city": "Paris"}}]
     assert d["parallel_calls"] is True and d["schema_invalid_calls"] == 0
@@ -340,24 +410,40 @@ def test_run_eval_report_shape() -> None:
 
 
 def test_constrained_mode_sends_the_tools_grammar_and_free_mode_none() -> None:
-    from localagent.evaluate import generate_options
+    from localagent.evaluate import eval_config, generate_options
 
     c = case([PARIS])
-    o = generate_options(c, "constrained")
+    o = generate_options(c, eval_config())
     assert o.grammar and "get_forecast" in o.grammar and "calls-many" in o.grammar and o.call_threshold == 0.5
-    assert "calls-one" in (generate_options(c, "constrained", parallel=False).grammar or "")
-    free = generate_options(c, "free")
-    assert free.grammar is None and free.call_threshold is None and free.temperature == 0
+    assert o.temperature == 0 and o.seed == 0 and o.max_tokens == 256 and o.parallel
+    assert "calls-one" in (generate_options(c, eval_config(parallel=False)).grammar or "")
+    assert generate_options(c, eval_config(call_threshold=0.3)).call_threshold == 0.3
+    free = generate_options(c, eval_config("free"))
+    assert free.grammar is None and free.call_threshold is None and free.temperature == 0 and not free.call_heads
+
+
+def test_eval_asks_as_the_agent_loop_does_jump_forward_included() -> None:
+    # One options path: what decoding_options gives the loop for the same config and constraint.
+    from localagent.decoding import decoding_options
+    from localagent.evaluate import eval_config, generate_options
+    from localagent.grammar import ToolChoice, build_constraint
+
+    c, config = case([PARIS]), eval_config(max_tokens=99)
+    o = generate_options(c, config)
+    assert o.call_heads and o.call_keys and "get_weather" in o.call_keys
+    want = decoding_options(config, build_constraint(c.tools, ToolChoice(), parallel=True), threshold=0.5, choice=ToolChoice())
+    assert o == want and o.max_tokens == 99
 
 
 def test_required_tool_choice_leaves_no_prose_branch_and_no_first_token_decision() -> None:
-    from localagent.evaluate import generate_options
+    from localagent.evaluate import eval_config, generate_options
 
     c = case([PARIS])
-    auto = generate_options(c, "constrained")
-    req = generate_options(c, "constrained", tool_choice="required")
-    assert req.call_threshold is None and req.grammar and req.grammar != auto.grammar
+    auto = generate_options(c, eval_config())
+    req = generate_options(c, eval_config(tool_choice="required"))
+    assert req.call_threshold is None and req.grammar and req.grammar != auto.grammar and req.tool_choice == "required"
     assert 'prose' in (auto.grammar or "") and "prose" not in req.grammar.split("root ::=")[1].split("\n")[0]
+    assert generate_options(c, eval_config(reason=True)).call_threshold is None  # decided after the sentence of why
 
 
 def test_cli_reports_a_bad_case_file_in_one_line(tmp_path: Path) -> None:
@@ -368,18 +454,23 @@ def test_cli_reports_a_bad_case_file_in_one_line(tmp_path: Path) -> None:
     assert r.stderr.strip().count("\n") == 0 and "line 1: not valid JSON" in r.stderr
     r = subprocess.run([sys.executable, "-c", "from localagent.cli import main; main()", "eval", str(SUITE), "--mode", "loose"], capture_output=True, text=True, timeout=60)
     assert r.returncode == 2 and "--mode must be constrained or free" in r.stderr
+    r = subprocess.run([sys.executable, "-c", "from localagent.cli import main; main()", "eval", str(SUITE), "--category", "enums,parallel"], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2 and r.stderr.strip().count("\n") == 0
+    assert "no category 'parallel' in the case file; its categories: one_tool, choose_tool" in r.stderr
+
+
+def test_categories_are_selected_by_name() -> None:
+    from localagent.evaluate import in_categories
+
+    cases = load_cases(SUITE)
+    picked = in_categories(cases, ["enums", "no_tool"])
+    assert {c.category for c in picked} == {"enums", "no_tool"} and len(picked) == sum(c.category in ("enums", "no_tool") for c in cases)
+    assert in_categories(cases, []) == cases
+    with pytest.raises(ConfigError, match="no category 'enum'"):
+        in_categories(cases, ["enum"])
 
 
 # --- the project's own suite ------------------------------------------------------------------
-
-
-def _perfect(c: Case) -> str:
-    """The turn a perfect model would give: the first acceptable value of each argument."""
-    calls = []
-    for e in c.expected:
-        args = {k: next(v for v in vs if v != "") for k, vs in e.arguments.items() if any(v != "" for v in vs)}
-        calls.append(render_call(e.name, args))
-    return "\n".join(calls) if calls else "Here is my answer."
 
 
 def test_the_suite_covers_every_category() -> None:
@@ -397,7 +488,7 @@ def test_the_suite_covers_every_category() -> None:
 
 def test_a_perfect_answer_to_every_suite_case_is_right_and_valid() -> None:
     for c in load_cases(SUITE):
-        r = score_turn(c, Generation(_perfect(c)))
+        r = score_turn(c, Generation(reference_turn(c) or "Here is my answer."))
         assert r.right, (c.id, r.detail)
         assert not r.schema_errors, (c.id, r.schema_errors)
 
@@ -471,6 +562,45 @@ def test_decision_rates_prefer_the_decoders_own_decision() -> None:
         r.id = i
     d = decision_rates(rs, {"a": True, "b": True, "c": True, "d": False})
     assert (d["called_when_needed"], d["call_needed"], d["no_call_when_not_needed"], d["no_call_needed"]) == (2, 3, 1, 1)
+    assert (d["no_call_when_needed_rate"], d["called_when_not_needed_rate"]) == (33.3, 0.0)
+
+
+def test_threshold_curve_gives_both_error_rates_at_each_threshold() -> None:
+    from localagent.evaluate import THRESHOLDS, pick_threshold, threshold_curve
+
+    assert THRESHOLDS[0] == 0.05 and THRESHOLDS[-1] == 0.95 and len(THRESHOLDS) == 19
+    masses = [0.9, 0.6, 0.3, 0.2, 0.45, 0.05]
+    needs = [True, True, True, False, False, False]
+    curve = {p["threshold"]: p for p in threshold_curve(masses, needs)}
+    assert curve[0.05] == {"threshold": 0.05, "called_when_not_needed_rate": 100.0, "no_call_when_needed_rate": 0.0}  # 0.05 >= 0.05 calls
+    assert curve[0.5] == {"threshold": 0.5, "called_when_not_needed_rate": 0.0, "no_call_when_needed_rate": 33.3}
+    assert curve[0.3]["called_when_not_needed_rate"] == 33.3 and curve[0.3]["no_call_when_needed_rate"] == 0.0
+    assert curve[0.95] == {"threshold": 0.95, "called_when_not_needed_rate": 0.0, "no_call_when_needed_rate": 100.0}
+    assert pick_threshold(list(curve.values())) == 0.5  # 0.3 and 0.5 both err on one case of three; 0.5 is nearer the middle
+    assert pick_threshold(threshold_curve([0.8, 0.1], [True, False], grid=[0.5, 0.9])) == 0.5
+    with pytest.raises(ValueError, match="2 masses but 1 labels"):
+        threshold_curve([0.1, 0.2], [True])
+    with pytest.raises(ValueError, match="no call masses"):
+        pick_threshold([])
+
+
+def test_call_mass_is_recorded_curved_and_kept_on_rescoring() -> None:
+    from localagent.evaluate import rescore
+
+    need, none = case([PARIS]), case([])
+    none.id = "c2"
+    call = render_call("get_weather", {"city": "Paris"})
+    plain = run_eval(FakeBackend.scripted([call, "Sure."]), [need, none]).to_dict()
+    assert [r["call_mass"] for r in plain["results"]] == [None, None] and plain["threshold_curve"] == []
+    fake = FakeBackend.scripted([Generation(call, info={"decision": "call", "call_mass": 0.3}), Generation("Sure.", info={"decision": "prose", "call_mass": 0.1})])
+    d = run_eval(fake, [need, none]).to_dict()
+    assert [r["call_mass"] for r in d["results"]] == [0.3, 0.1]
+    curve = {p["threshold"]: p for p in d["threshold_curve"]}
+    assert curve[0.5]["no_call_when_needed_rate"] == 100.0 and curve[0.1]["called_when_not_needed_rate"] == 100.0
+    assert curve[0.2] == {"threshold": 0.2, "called_when_not_needed_rate": 0.0, "no_call_when_needed_rate": 0.0}
+    assert "fewest decision errors on these cases: 0.3" in format_report(d)  # of 0.15 .. 0.3, the nearest 0.5
+    again = rescore(json.loads(json.dumps(d)), [need, none]).to_dict()
+    assert [r["call_mass"] for r in again["results"]] == [0.3, 0.1] and again["threshold_curve"] == d["threshold_curve"]
 
 
 def test_a_saved_report_rescores_to_the_same_verdicts(tmp_path: Path) -> None:

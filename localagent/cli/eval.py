@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated, List, Optional
 
 import typer
 from tqdm import tqdm
@@ -18,17 +18,20 @@ def eval_cmd(
     model: Annotated[Optional[str], typer.Option("--model", help="A model id (see `models list`) or a .gguf path.")] = None,
     mode: Annotated[str, typer.Option("--mode", help="constrained (the tools' grammar) or free.")] = "constrained",
     limit: Annotated[Optional[int], typer.Option("--limit", min=1, help="Run N cases, taken in turn from each category.")] = None,
+    category: Annotated[Optional[List[str]], typer.Option("--category", help="Run only this category (repeat, or comma-separated, for several).")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object (summary and every result).")] = False,
     one_call: Annotated[bool, typer.Option("--one-call", help="Constrained: allow one call per turn (as `run` does), not up to four.")] = False,
     engine: Annotated[str, typer.Option("--engine", help="Constrained: gbnf (llama.cpp) or outlines.")] = "gbnf",
     reason: Annotated[bool, typer.Option("--reason", help="Constrained: one short sentence of why before each call.")] = False,
     tool_choice: Annotated[str, typer.Option("--tool-choice", help="Constrained: auto (call or prose at the first token) or required (every reply a call).")] = "auto",
     max_tokens: Annotated[int, typer.Option("--max-tokens", min=16, help="Token limit of each reply.")] = 256,
+    call_threshold: Annotated[Optional[float], typer.Option("--call-threshold", min=0.0, max=1.0, help="Constrained, tool choice auto: call when the first token's call mass is at least this (default: the agent's).")] = None,
     n_gpu_layers: Annotated[int, typer.Option("--n-gpu-layers", help="Layers to offload to a GPU.")] = 0,
 ) -> None:
     """Score how often the model calls the right tool with the right arguments."""
     from ..backends import load_llama
-    from ..evaluate import CaseResult, format_report, load_cases, run_eval, sample
+    from ..evaluate import CaseResult, format_report, in_categories, load_cases, run_eval, sample
+    from ..loop import AgentConfig
 
     if engine not in ("gbnf", "outlines"):
         raise ConfigError(f"--engine must be gbnf or outlines, not {engine!r}")
@@ -36,7 +39,7 @@ def eval_cmd(
         raise ConfigError(f"--mode must be constrained or free, not {mode!r}")
     if tool_choice not in ("auto", "required"):
         raise ConfigError(f"--tool-choice must be auto or required, not {tool_choice!r}")
-    cases = sample(load_cases(cases_file), limit)
+    cases = sample(in_categories(load_cases(cases_file), [c for arg in category or [] for c in arg.split(",") if c]), limit)
     backend = load_llama(model, n_ctx=4096, n_gpu_layers=n_gpu_layers, progress=not as_json)
 
     # A bar over the cases on a terminal; each case's line scrolls above it (and alone in a log).
@@ -59,7 +62,7 @@ def eval_cmd(
         report = run_eval(
             backend, cases, "free" if mode == "free" else "constrained", max_tokens=max_tokens,
             parallel=not one_call, reason=reason, engine="outlines" if engine == "outlines" else "gbnf",
-            tool_choice=tool_choice, on_result=None if as_json else progress,
+            tool_choice=tool_choice, call_threshold=AgentConfig.call_threshold if call_threshold is None else call_threshold, on_result=None if as_json else progress,
         )
     d = report.to_dict()
     typer.echo(json.dumps(d, ensure_ascii=False) if as_json else format_report(d))
