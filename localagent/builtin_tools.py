@@ -10,25 +10,27 @@ person approves what will really happen; see ``approval``.
 # No `from __future__ import annotations`: the tools below are closures whose annotations
 # name `ws`, and they must be evaluated where `ws` is in scope.
 import difflib
+import io
 import itertools
 import os
-import re
 import secrets
 import shlex
-import signal
 import stat
-import subprocess
-import threading
+from contextlib import suppress
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Annotated, NoReturn
+from typing import Annotated, Literal, NoReturn
 
 from pydantic import Field
 
+from . import commands
+from .commands import MAX_COMMAND_SECONDS
 from .errors import ToolErrorInfo
+from .matching import PatternError, compile_search
 from .tools import Tool, tool
 from .validate import WorkspacePath
-from .workspace import Workspace, WorkspaceError, is_text
+from .workspace import TEXT_PROBE_BYTES, Workspace, WorkspaceError, fold_name, is_text, looks_text, unreadable
 
 __all__ = ["MAX_FILE_BYTES", "apply_edit", "unified_diff", "workspace_tools"]
 
@@ -36,9 +38,8 @@ MAX_FILE_BYTES = 20_000_000  # past this even paging through lines is the wrong 
 MAX_SEARCH_FILE_BYTES = 2_000_000  # larger files are skipped by search (and counted)
 MAX_LINE_CHARS = 200  # a search hit shows at most this much of its line
 MAX_WRITE_CHARS = 200_000  # what one write_file or edit_file may carry
-MAX_EDIT_BYTES = 2_000_000
-MAX_COMMAND_SECONDS = 120
-COMMAND_OUTPUT_BYTES = 8_000  # kept from the head and from the tail of a command's output
+MAX_EDIT_BYTES = 2_000_000  # also the most an approval preview reads of an existing file
+MAX_DIFF_LINES = 20_000  # lines before and after, beyond which a preview gives counts, not a diff
 PROTECTED_DIRS = frozenset({".git", ".hg", ".svn"})  # writing hooks there would run code later
 
 
@@ -153,7 +154,7 @@ def _read_tools(ws: Workspace) -> list[Tool]:
             Field(description="Folder or file to search, relative to the root, e.g. 'src'; '.' is everything."),
         ] = ".",
         regex: Annotated[
-            bool, Field(description="Read pattern as a Python regular expression, e.g. 'def \\w+_test'.")
+            bool, Field(description="Read pattern as a regular expression (RE2: no backreferences or lookarounds), e.g. 'def \\w+_test'.")
         ] = False,
         max_results: Annotated[int, Field(ge=1, le=500, description="Most matching lines to return.")] = 50,
     ) -> str:
@@ -164,36 +165,37 @@ def _read_tools(ws: Workspace) -> list[Tool]:
         Example: {"pattern": "VERSION", "path": "src"}. With no match it says so.
         On failure (a bad path or regex) it returns an error saying what to change.
         """
-        flags = 0 if any(c.isupper() for c in pattern) else re.IGNORECASE
         try:
-            rx = re.compile(pattern if regex else re.escape(pattern), flags)
-        except re.error as e:
-            _fail("invalid_argument", f"pattern is not a valid regular expression: {e}; or set regex=false", "pattern")
+            matches = compile_search(pattern, regex=regex)
+        except PatternError as e:
+            _fail("invalid_argument", str(e), "pattern")
         start = ws.resolve(path)
         hits: list[str] = []
-        searched = skipped = 0
+        searched, skipped = 0, Counter[str]()
         full = False
-        for f in _text_files(ws, start):
-            if f.stat().st_size > MAX_SEARCH_FILE_BYTES:
-                skipped += 1
+        for rel, real in _text_files(ws, start):
+            lines = _search_lines(ws, real)
+            if isinstance(lines, str):  # why it was not searched
+                skipped[lines] += 1
                 continue
             searched += 1
-            with open(f, encoding="utf-8", errors="replace", newline="") as fh:
-                for n, line in enumerate(fh, 1):
-                    if rx.search(line):
-                        if len(hits) == max_results:
-                            full = True
-                            break
-                        text = line.rstrip("\r\n")
-                        if len(text) > MAX_LINE_CHARS:
-                            text = text[: MAX_LINE_CHARS - 1] + "…"
-                        hits.append(f"{_shown(ws.relative(f))}:{n}: {text}")
+            for n, line in enumerate(lines, 1):
+                text = line.rstrip("\r\n")  # so that '$' means the end of the line
+                if matches(text):
+                    if len(hits) == max_results:
+                        full = True
+                        break
+                    if len(text) > MAX_LINE_CHARS:
+                        text = text[: MAX_LINE_CHARS - 1] + "…"
+                    hits.append(f"{_shown(rel)}:{n}: {text}")
             if full:
                 break
         where = ws.relative(start)
         notes = []
-        if skipped:
-            notes.append(f"[{skipped} file(s) over {MAX_SEARCH_FILE_BYTES} bytes not searched]")
+        if skipped["too large"]:
+            notes.append(f"[{skipped['too large']} file(s) over {MAX_SEARCH_FILE_BYTES} bytes not searched]")
+        if skipped["unreadable"]:
+            notes.append(f"[{skipped['unreadable']} file(s) could not be read (permission?) and were not searched]")
         if full:
             notes.append("[... more matches not shown; narrow the pattern or path, or raise max_results]")
         if not hits:
@@ -203,22 +205,40 @@ def _read_tools(ws: Workspace) -> list[Tool]:
     return [read_file, list_dir, search]
 
 
-def _text_files(ws: Workspace, start: Path) -> Iterator[Path]:
-    """Text files at or under ``start``, sorted, bounded; never through a link that leaves the root."""
+def _text_files(ws: Workspace, start: Path) -> Iterator[tuple[str, Path]]:
+    """(relative name, resolved path) of the files at or under ``start``, sorted, bounded;
+    never through a link that leaves the root. Whether each is text is for the reader."""
     if start.is_file():
-        if is_text(start):
-            yield start
+        yield ws.relative(start), start
         return
     for rel, is_dir in ws.walk(start=start):
         if is_dir:
             continue
-        path = ws.root / rel
         try:
-            real = path.resolve()
+            real = (ws.root / rel).resolve()
         except (OSError, RuntimeError):
             continue
-        if real.is_relative_to(ws.root) and is_text(real):  # is_text refuses fifos and devices
-            yield path
+        if real.is_relative_to(ws.root):
+            yield rel, real
+
+
+def _search_lines(ws: Workspace, real: Path) -> list[str] | Literal["not text", "too large", "unreadable"]:
+    """The lines of a text file, as read_file counts them, read once through ``ws.open`` (no
+    link followed, no fifo opened); or why it is not searched."""
+    try:
+        fd = ws.open(real)
+    except WorkspaceError:  # a fifo, a device, or a path that changed: not a text file now
+        return "not text"
+    except OSError:
+        return "unreadable"
+    with open(fd, "rb") as f:
+        head = f.read(TEXT_PROBE_BYTES + 1)
+        if not looks_text(head):
+            return "not text"
+        if os.fstat(fd).st_size > MAX_SEARCH_FILE_BYTES:
+            return "too large"
+        data = head + f.read(MAX_SEARCH_FILE_BYTES - len(head))
+    return list(io.StringIO(data.decode("utf-8", "replace"), newline=""))
 
 
 # ── irreversible: writes ─────────────────────────────────────────────────────────────────
@@ -284,56 +304,83 @@ def _check_writable(ws: Workspace, path: str) -> Path:
     """The resolved target of a write: inside the root, not a folder, not binary, not in .git."""
     p = ws.resolve(path, must_exist=False, kind="file")
     rel = p.relative_to(ws.root)
-    if PROTECTED_DIRS & {part.lower() for part in rel.parts}:
+    if _in_protected_dir(ws, rel):
         _fail("invalid_path", f"'{path}' is inside a version-control folder; writes there are refused", "path")
     for parent in reversed(rel.parents[:-1]):  # every folder between the root and the file
         q = ws.root / parent
         if q.exists() and not q.is_dir():
             _fail("not_a_dir", f"'{parent.as_posix()}' is a file, so '{path}' cannot be created in it", "path")
     if p.exists() and not is_text(p):
+        if why := unreadable(p):
+            _fail("unreadable", f"'{path}' cannot be read ({why}), so it cannot be changed; choose another file", "path")
         _fail("not_text", f"'{path}' is a binary file; only text files can be written", "path")
     return p
 
 
-def _read_text(p: Path) -> str | None:
-    """The file's text, exactly (line ends kept), or None if it does not exist."""
+def _in_protected_dir(ws: Workspace, rel: Path) -> bool:
+    """Whether ``rel`` is in a version-control folder: by name after folding (on a case-insensitive
+    or normalising filesystem '.GIT' and '.g\u200cit' are '.git'), or by identity with the root's own."""
+    if PROTECTED_DIRS & {fold_name(part) for part in rel.parts}:
+        return True
+    own = [ws.root / d for d in PROTECTED_DIRS if (ws.root / d).is_dir()]
+    folders = [ws.root / parent for parent in rel.parents[:-1]]
+    return any(q.is_dir() and os.path.samefile(q, d) for q in folders for d in own)
+
+
+def _read_text(ws: Workspace, p: Path) -> str | None:
+    """The file's text, exactly (line ends kept), or None if it does not exist. Read through
+    ``ws.open`` and bounded: a preview reads it before anyone has approved anything."""
     try:
-        with open(p, encoding="utf-8", newline="") as f:
-            return f.read()
+        fd = ws.open(p)
     except FileNotFoundError:
         return None
+    with open(fd, "rb") as f:
+        data = f.read(MAX_EDIT_BYTES + 1)
+    rel = ws.relative(p)
+    if len(data) > MAX_EDIT_BYTES:
+        _fail("too_large", f"'{rel}' is over {MAX_EDIT_BYTES} bytes, too large to change and show the change", "path")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        _fail("not_text", f"'{rel}' is not UTF-8 text throughout; only text files can be written", "path")
 
 
-def _write_atomic(p: Path, text: str) -> None:
-    """Write ``text`` to ``p`` through a new file renamed over it: a reader never sees half a
-    file, and a hard link to a file outside the root is replaced, not written through."""
-    p.parent.mkdir(parents=True, exist_ok=True)
-    tmp = p.with_name(f".{p.name}.{secrets.token_hex(4)}.tmp")
+def _write_atomic(ws: Workspace, p: Path, text: str) -> None:
+    """Write ``text`` to ``p`` through a new file renamed over it, in a folder opened (and
+    made) from the root without following links: a reader never sees half a file, a hard link
+    to a file outside is replaced, not written through, and a folder swapped for a link
+    after the check is refused rather than followed out of the root."""
+    dfd = ws.open_dir(p.parent, create=True)
+    tmp = f".{p.name}.{secrets.token_hex(4)}.tmp"
     try:
-        mode = stat.S_IMODE(p.stat().st_mode)
-    except FileNotFoundError:
-        mode = None
-    # O_EXCL | O_NOFOLLOW: never through a link planted at the temporary name.
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o666)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
-            f.write(text)
-        if mode is not None:
-            os.chmod(tmp, mode)
-        os.replace(tmp, p)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
+        try:
+            mode: int | None = stat.S_IMODE(os.stat(p.name, dir_fd=dfd, follow_symlinks=False).st_mode)
+        except FileNotFoundError:
+            mode = None
+        # O_EXCL | O_NOFOLLOW: never through a link planted at the temporary name.
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o666, dir_fd=dfd)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
+                f.write(text)
+                if mode is not None:
+                    os.fchmod(f.fileno(), mode)
+            os.replace(tmp, p.name, src_dir_fd=dfd, dst_dir_fd=dfd)  # renames a link, never follows it
+        except BaseException:
+            with suppress(FileNotFoundError):
+                os.unlink(tmp, dir_fd=dfd)
+            raise
+    finally:
+        os.close(dfd)
 
 
 def _write_tools(ws: Workspace) -> list[Tool]:
     def planned_write(path: str, content: str) -> tuple[Path, str | None, str]:
         p = _check_writable(ws, path)
-        return p, _read_text(p), content
+        return p, _read_text(ws, p), content
 
     def planned_edit(path: str, old: str, new: str) -> tuple[Path, str | None, str]:
         p = _check_writable(ws, path)
-        before = _read_text(p)
+        before = _read_text(ws, p)
         if before is None:
             _fail("not_found", f"path '{path}' not found; use write_file to create a file", "path")
         return p, before, apply_edit(before, old, new)[0]
@@ -359,7 +406,7 @@ def _write_tools(ws: Workspace) -> list[Tool]:
         On failure (a folder, a binary file, outside the workspace) it returns an error.
         """
         p, before, after = planned_write(path, content)
-        _write_atomic(p, after)
+        _write_atomic(ws, p, after)
         what = "created" if before is None else "replaced"
         return f"{what} '{ws.relative(p)}' ({len(after.encode('utf-8'))} bytes)"
 
@@ -394,7 +441,7 @@ def _write_tools(ws: Workspace) -> list[Tool]:
         p, before, after = planned_edit(path, old, new)
         assert before is not None
         line = apply_edit(before, old, new)[1]
-        _write_atomic(p, after)
+        _write_atomic(ws, p, after)
         return f"edited '{ws.relative(p)}' at line {line}"
 
     write_file.preview = lambda a: _diff_preview(ws, *planned_write(a["path"], a["content"]))
@@ -403,6 +450,12 @@ def _write_tools(ws: Workspace) -> list[Tool]:
 
 
 def _diff_preview(ws: Workspace, p: Path, before: str | None, after: str) -> str:
+    """The diff a person approves; past MAX_DIFF_LINES only the line counts, since difflib's
+    time grows with the product of the two sides."""
+    old, new = (before or "").count("\n"), after.count("\n")
+    if old + new > MAX_DIFF_LINES:
+        what = "new file" if before is None else f"{old} lines now"
+        return f"(diff not shown, too large to compare: '{ws.relative(p)}', {what}, {new} lines after)\n"
     return unified_diff(ws.relative(p), before, after)
 
 
@@ -443,70 +496,11 @@ def _command_tool(ws: Workspace) -> Tool:
         Returns 'exit code N' and the output (long output keeps its head and tail).
         On failure (program not found, timeout) it returns an error.
         """
-        return _run(ws, _argv(command), timeout)
+        return commands.run(ws.root, _argv(command), timeout)
 
-    run_command.preview = lambda a: f"in {ws.root}: {shlex.join(_argv(a['command']))}  (timeout {a.get('timeout', 30)} s)\n"
+    run_command.preview = lambda a: (
+        f"{shlex.join(_argv(a['command']))}  (timeout {a.get('timeout', 30)} s)\n"
+        f"It runs with your rights and is NOT confined to {ws.root} (it starts there); no"
+        " secrets in its environment, HOME in a scratch folder.\n"
+    )
     return run_command
-
-
-def _run(ws: Workspace, argv: list[str], timeout: int) -> str:
-    """Run ``argv`` in the root; output is kept bounded however much the program prints."""
-    try:
-        proc = subprocess.Popen(
-            argv,
-            cwd=ws.root,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,  # its own process group, to kill it all; no controlling tty
-        )
-    except FileNotFoundError:
-        _fail("not_found", f"program '{argv[0]}' not found; give a program on PATH or a path to one", "command")
-    except PermissionError:
-        _fail("invalid_argument", f"'{argv[0]}' is not executable", "command")
-    head, tail, total = bytearray(), bytearray(), 0
-
-    def drain() -> None:  # read everything, keep the head and a rolling tail
-        nonlocal total
-        assert proc.stdout is not None
-        while chunk := proc.stdout.read1(65536):  # type: ignore[attr-defined]  # a BufferedReader
-            total += len(chunk)
-            room = COMMAND_OUTPUT_BYTES - len(head)
-            head.extend(chunk[:room])
-            tail.extend(chunk[room:] if room > 0 else chunk)
-            del tail[: max(0, len(tail) - COMMAND_OUTPUT_BYTES)]
-
-    reader = threading.Thread(target=drain, daemon=True)
-    reader.start()
-    def kill_group() -> None:
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
-
-    # Tools run in a worker thread: an interrupt of the agent never lands here, and the
-    # command still ends by its own timeout.
-    try:
-        code: int | None = proc.wait(timeout)
-    except subprocess.TimeoutExpired:
-        code = None
-        kill_group()  # before reaping it: its pid still names the group
-        proc.wait()
-    reader.join(2)
-    if reader.is_alive():  # something it started in the background still holds the output
-        kill_group()
-        reader.join(2)
-    if code is None:
-        _fail(
-            "timeout",
-            f"command did not finish within {timeout} s and was killed; "
-            f"raise timeout (at most {MAX_COMMAND_SECONDS}) or run something shorter",
-        )
-    kept_head, kept_tail = bytes(head), bytes(tail)
-    out = kept_head.decode("utf-8", "replace")
-    if kept_tail:
-        cut = total - len(kept_head) - len(kept_tail)
-        if cut > 0:
-            out += f"\n[... {cut} bytes of output not shown ...]\n"
-        out += kept_tail.decode("utf-8", "replace")
-    return f"exit code {code}\n{out}" if out else f"exit code {code} (no output)"

@@ -22,7 +22,7 @@ from rapidfuzz import fuzz, process
 
 from .errors import ConfigError, ToolErrorInfo
 from .tools import Tool, ToolContext
-from .workspace import Kind, Workspace, WorkspaceError, is_text
+from .workspace import Kind, Workspace, WorkspaceError, is_text, unreadable
 
 __all__ = [
     "ArgCheck", "OneOf", "ToolContext", "WorkspacePath", "closest_names", "live_parameters", "validate_arguments",
@@ -65,12 +65,17 @@ class WorkspacePath(ArgCheck):
         if not p.is_file():
             return None
         if self.text and not is_text(p):
+            if why := unreadable(p):  # is_text says no to what it cannot open, too
+                return _unreadable(argument, value, why)
             return ToolErrorInfo(
                 kind="not_text",
                 message=f"'{value}' is a binary file, not text; it cannot be read as text",
                 argument=argument,
             )
-        size = p.stat().st_size
+        try:
+            size = p.stat().st_size
+        except OSError as e:  # gone, or its folder changed, since resolve() looked
+            return _unreadable(argument, value, (e.strerror or type(e).__name__).lower())
         if self.max_bytes is not None and size > self.max_bytes:
             return ToolErrorInfo(
                 kind="too_large",
@@ -92,6 +97,11 @@ class WorkspacePath(ArgCheck):
         if self.kind != "dir":
             found += ws.text_files(limit + 1)
         return found if 0 < len(found) <= limit else None
+
+
+def _unreadable(argument: str, value: str, why: str) -> ToolErrorInfo:
+    message = f"'{value}' cannot be read ({why}); choose another file, or ask the user about this one"
+    return ToolErrorInfo(kind="unreadable", message=message, argument=argument)
 
 
 @dataclass(frozen=True)

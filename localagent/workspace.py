@@ -8,11 +8,14 @@ Every path the model names goes through ``Workspace.resolve``. A refusal is a
 from __future__ import annotations
 
 import codecs
+import errno
 import os
 import re
 import posixpath
 import stat
+import unicodedata
 from collections.abc import Iterator
+from contextlib import suppress
 from pathlib import Path
 from typing import Literal, NoReturn
 
@@ -20,7 +23,7 @@ from rapidfuzz import fuzz, process
 
 from .errors import ConfigError, ToolErrorInfo
 
-__all__ = ["Kind", "Workspace", "WorkspaceError", "is_text"]
+__all__ = ["Kind", "Workspace", "WorkspaceError", "fold_name", "is_text", "looks_text", "unreadable"]
 
 Kind = Literal["file", "dir"]
 
@@ -29,6 +32,7 @@ MAX_NAME_BYTES = 255  # Linux NAME_MAX
 SKIP_DIRS = frozenset({".git", ".hg", ".svn", ".venv", "venv", "__pycache__", "node_modules"})
 WALK_LIMIT = 5000  # entries looked at when searching for suggestions: errors must stay fast
 TEXT_PROBE_BYTES = 8192
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
 class WorkspaceError(Exception):
@@ -45,10 +49,14 @@ def is_text(path: str | os.PathLike[str]) -> bool:
         return False
     try:
         with open(path, "rb") as f:
-            chunk = f.read(TEXT_PROBE_BYTES + 1)
+            return looks_text(f.read(TEXT_PROBE_BYTES + 1))
     except OSError:
         return False
-    if b"\0" in chunk:
+
+
+def looks_text(chunk: bytes) -> bool:
+    """Whether the first bytes of a file (up to 8 KB, and one more) read as text: no NUL, UTF-8."""
+    if b"\0" in chunk[:TEXT_PROBE_BYTES]:
         return False
     final = len(chunk) <= TEXT_PROBE_BYTES
     # An incremental decoder tolerates a multi-byte character cut at the probe boundary.
@@ -57,6 +65,31 @@ def is_text(path: str | os.PathLike[str]) -> bool:
     except UnicodeDecodeError:
         return False
     return True
+
+
+def unreadable(path: str | os.PathLike[str]) -> str | None:
+    """Why the file ``path`` cannot be read ('permission denied'), or None if it can: a file
+    that is_text refuses for this reason is unreadable, not binary."""
+    try:
+        with open(path, "rb") as f:
+            f.read(1)
+    except OSError as e:
+        return (e.strerror or type(e).__name__).lower()
+    return None
+
+
+# Default_Ignorable_Code_Point (zero-width, joiners, bidi marks, variation selectors): a
+# normalising filesystem may drop them from a name, so '.g\u200cit' can be '.git'.
+_IGNORABLE = re.compile(
+    "[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f\u202a-\u202e"
+    "\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0000-\U000e0fff]"
+)
+
+
+def fold_name(name: str) -> str:
+    """``name`` as a case-insensitive, Unicode-normalising filesystem may store it: NFKC,
+    case folded, default-ignorable characters removed ('.GIT', '.g\u200cit' -> '.git')."""
+    return _IGNORABLE.sub("", unicodedata.normalize("NFKC", _IGNORABLE.sub("", name)).casefold())
 
 
 class Workspace:
@@ -75,6 +108,49 @@ class Workspace:
         """``p`` (inside the root) as a POSIX path relative to it; the root itself is '.'."""
         rel = p.relative_to(self.root).as_posix()
         return rel or "."
+
+    def open_dir(self, folder: Path, *, create: bool = False) -> int:
+        """A descriptor of ``folder`` (inside the root), opened from the root one name at a time
+        with O_NOFOLLOW, each missing one made on the way with ``create``. A folder swapped for
+        a link after ``resolve`` checked it makes this fail; opening by name would follow it out."""
+        parts = folder.relative_to(self.root).parts if folder.is_absolute() else folder.parts
+        fd = os.open(self.root, _DIR_FLAGS)
+        try:
+            for part in parts:
+                if create:
+                    with suppress(FileExistsError):
+                        os.mkdir(part, dir_fd=fd)
+                nxt = os.open(part, _DIR_FLAGS, dir_fd=fd)
+                os.close(fd)
+                fd = nxt
+        except OSError as e:
+            os.close(fd)
+            self._changed(folder, e)
+        return fd
+
+    def open(self, p: Path, flags: int = os.O_RDONLY, mode: int = 0o666) -> int:
+        """A descriptor of the regular file ``p`` (as ``resolve`` gave it): its folders opened
+        as ``open_dir`` does, the file itself with O_NOFOLLOW, and O_NONBLOCK so that a fifo
+        swapped in is refused instead of blocking."""
+        dfd = self.open_dir(p.parent)
+        try:
+            fd = os.open(p.name, flags | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, mode, dir_fd=dfd)
+        except OSError as e:
+            self._changed(p, e)
+        finally:
+            os.close(dfd)
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            os.close(fd)
+            _fail("invalid_path", f"path '{self.relative(p)}' is not a regular file")
+        return fd
+
+    def _changed(self, p: Path, e: OSError) -> NoReturn:
+        """Re-raise ``e`` from ``open_dir``/``open``; a link met on the way (ELOOP, or ENOTDIR
+        from O_DIRECTORY) means the path changed since it was checked, and is refused."""
+        if e.errno in (errno.ELOOP, errno.ENOTDIR):
+            rel = self.relative(p) if p.is_absolute() else p.as_posix()
+            _fail("outside_workspace", f"path '{rel}' changed while in use (a folder or file on it is now a link); refused")
+        raise e
 
     def resolve(self, path: str, *, must_exist: bool = True, kind: Kind | None = None) -> Path:
         """The absolute, symlink-free path of ``path`` inside the root, or a ``WorkspaceError``."""

@@ -1,0 +1,117 @@
+"""search matches with RE2: linear time whatever the pattern, the tool's rules kept, and a
+one-line error for what RE2 cannot run (backreferences, lookarounds)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from localagent.matching import PatternError, compile_search
+from localagent.workspace import Workspace
+from toolcalls import call
+
+# Each of these backtracks for hours (or for ever) in Python's re on the lines below, inside
+# one C call that holds the interpreter lock: no timeout and no Ctrl-C could stop it.
+CATASTROPHIC = [
+    r"(\w+\s?)*;",
+    r"(a+)+$",
+    r"(a|a)*b",
+    r"(a|aa)+$",
+    r"(a*)*b",
+    r"(.*a){12}x",
+    r"^(([a-z])+.)+[A-Z]([a-z])+$",
+    r"(x+x+)+y",
+    r"(\d+)*\.",
+    r"((ab)*|a)*c",
+    r"(\w+\d*)+@",
+    r"^(a?){30}a{30}$",
+    r"([a-zA-Z]+)*[0-9]",
+    r"(\s*\w+\s*)*=",
+    r"(a|b|ab)*c",
+    r"(?:a+){2,}b",
+    r"^(\w+\.?)*@",
+    r"(.*,){11}P",
+]
+LINES = ["def " + "a" * 3000 + "():", "a" * 3000 + "!", "1" * 3000 + "x", "x" * 3000, "ab" * 1500,
+         " a" * 1500, "a," * 1500]
+
+# The search runs in a child: were it to backtrack, the child is killed at the timeout and the
+# tests fail, where in-process they would hang with the interpreter lock held.
+CHILD = """
+import json, sys, time
+from localagent.workspace import Workspace
+from toolcalls import call
+ws = Workspace(sys.argv[1])
+out = {}
+for pattern in json.loads(sys.argv[2]):
+    start = time.perf_counter()
+    r = call(ws, "search", pattern=pattern, regex=True)
+    out[pattern] = [time.perf_counter() - start, r.error.kind if r.error else None]
+print(json.dumps(out))
+"""
+
+
+@pytest.fixture(scope="module")
+def timings(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[object]]:
+    root = tmp_path_factory.mktemp("regex")
+    (root / "evil.py").write_text("\n".join(LINES) + "\n")
+    argv = [sys.executable, "-c", CHILD, str(root), json.dumps(CATASTROPHIC)]
+    tests = str(Path(__file__).parent)
+    try:
+        p = subprocess.run(argv, capture_output=True, text=True, timeout=60, env={**os.environ, "PYTHONPATH": tests})
+    except subprocess.TimeoutExpired:
+        pytest.fail("the catastrophic patterns did not finish within 60 s: search backtracks")
+    assert p.returncode == 0, p.stderr
+    result: dict[str, list[object]] = json.loads(p.stdout)
+    return result
+
+
+def test_the_corpus_is_large() -> None:
+    assert len(set(CATASTROPHIC)) >= 15
+
+
+@pytest.mark.parametrize("pattern", CATASTROPHIC)
+def test_a_catastrophic_pattern_finishes_well_under_a_second(timings: dict[str, list[object]], pattern: str) -> None:
+    seconds, error = timings[pattern]
+    assert error is None, pattern
+    assert isinstance(seconds, float) and seconds < 1.0, (pattern, seconds)
+
+
+def test_case_is_ignored_unless_the_pattern_has_a_capital() -> None:
+    assert compile_search("version", regex=False)("VERSION = 1")
+    assert not compile_search("Version", regex=False)("VERSION = 1")
+    assert compile_search(r"ver\w+", regex=True)("VERSION")
+    assert not compile_search(r"VER\w+", regex=True)("version")
+
+
+def test_a_pattern_is_literal_unless_regex() -> None:
+    assert not compile_search("a.b", regex=False)("axb")
+    assert compile_search("a.b", regex=False)("a.b")
+    assert compile_search("a.b", regex=True)("axb")
+    assert compile_search("(", regex=False)("f(x)")  # no error: a literal is never a bad regex
+
+
+@pytest.mark.parametrize("pattern", [r"(\w+)\1", r"foo(?=bar)", r"(?<!x)y", r"(?P<n>a)(?P=n)", "(", "a{1000}{1000}"])
+def test_what_re2_cannot_run_is_one_line_saying_so(pattern: str) -> None:
+    with pytest.raises(PatternError) as e:
+        compile_search(pattern, regex=True)
+    message = str(e.value)
+    assert "\n" not in message and "RE2" in message and "regex=false" in message
+
+
+def test_search_reports_an_unsupported_pattern_as_a_structured_error(tmp_path: Path) -> None:
+    (tmp_path / "a.py").write_text("abab\n")
+    r = call(Workspace(tmp_path), "search", pattern=r"(ab)\1", regex=True)
+    assert r.error is not None and r.error.kind == "invalid_argument" and r.error.argument == "pattern"
+    assert r.content.startswith("error (invalid_argument): pattern is not a regular expression RE2 can run (")
+
+
+def test_dollar_means_the_end_of_a_line(tmp_path: Path) -> None:
+    (tmp_path / "a.py").write_text("x = 1\r\ny = 2\nz = 3")
+    r = call(Workspace(tmp_path), "search", pattern=r"= \d$", regex=True)
+    assert r.content.splitlines() == ["a.py:1: x = 1", "a.py:2: y = 2", "a.py:3: z = 3"]

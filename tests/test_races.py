@@ -1,0 +1,100 @@
+"""Check, then use: a folder swapped for a link to the outside while the tools run, in a loop,
+as fast as a thread can. The tools open every path from the root one name at a time without
+following links, so a swap makes a call fail, never leave the root."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from localagent.messages import ToolCall
+from localagent.workspace import Workspace
+from toolcalls import dispatcher
+
+SECRET = "SECRET-OUTSIDE-5150"
+ROUNDS = 300
+
+
+# In a separate process, so that it races the tools for real instead of taking turns with
+# them for the interpreter lock.
+SWAPPER = """
+import os, shutil, sys
+folder, link, real = sys.argv[1:4]
+while not os.path.exists(sys.argv[4]):
+    os.rename(folder, real)
+    try:
+        os.rename(link, folder)  # now a link out
+        os.rename(folder, link)
+    except OSError:  # write_file made the folder anew in the gap: inside, and harmless
+        shutil.rmtree(folder, ignore_errors=True)
+    while True:
+        try:
+            os.rename(real, folder)  # the real folder again
+            break
+        except OSError:
+            shutil.rmtree(folder, ignore_errors=True)
+"""
+
+
+@contextmanager
+def swapping(folder: Path, target: Path) -> Iterator[None]:
+    """Swap ``folder`` for a link to ``target`` and back, over and over, until the block ends."""
+    link, real = folder.with_name(folder.name + ".link"), folder.with_name(folder.name + ".real")
+    stop = folder.with_name("stop-swapping")
+    link.symlink_to(target, target_is_directory=True)
+    p = subprocess.Popen([sys.executable, "-c", SWAPPER, str(folder), str(link), str(real), str(stop)])
+    try:
+        yield
+    finally:
+        stop.touch()
+        assert p.wait(10) == 0
+
+
+def _setup(tmp_path: Path) -> tuple[Workspace, Path]:
+    root, outside = tmp_path / "ws", tmp_path / "outside"
+    (root / "sub").mkdir(parents=True)
+    outside.mkdir()
+    (root / "sub" / "x.txt").write_text("inside\n")
+    (outside / "x.txt").write_text(SECRET + "\n")
+    return Workspace(root), outside
+
+
+def test_writes_never_land_outside_while_a_folder_is_swapped(tmp_path: Path) -> None:
+    ws, outside = _setup(tmp_path)
+    d = dispatcher(ws, commands=False)
+    calls = [
+        ToolCall("w", "write_file", {"path": "sub/x.txt", "content": "pwned\n"}),
+        ToolCall("n", "write_file", {"path": "sub/new/deep.txt", "content": "pwned\n"}),
+        ToolCall("e", "edit_file", {"path": "sub/x.txt", "old": SECRET, "new": "pwned"}),
+    ]
+    with swapping(ws.root / "sub", outside):
+        for _ in range(ROUNDS):
+            for r in d.run(calls):
+                assert r.error is None or r.error.kind != "tool_exception" or "Errno" in r.content, r.content
+            d.reset_retries()
+    assert sorted(p.name for p in outside.rglob("*")) == ["x.txt"], "a write left the root"
+    assert (outside / "x.txt").read_text() == SECRET + "\n"
+
+
+def test_reads_never_show_what_is_outside_while_a_folder_is_swapped(tmp_path: Path) -> None:
+    ws, outside = _setup(tmp_path)
+    d = dispatcher(ws, commands=False)
+    calls = [
+        ToolCall("s", "search", {"pattern": "SECRET"}),
+        ToolCall("t", "search", {"pattern": "SECRET", "path": "sub/x.txt"}),
+        ToolCall("p", "write_file", {"path": "sub/x.txt", "content": "x\n"}),  # its preview reads
+    ]
+    previews = d.tools.get("write_file")
+    assert previews is not None and previews.preview is not None
+    with swapping(ws.root / "sub", outside):
+        for _ in range(ROUNDS):
+            for r in d.run(calls[:2]):
+                assert SECRET not in r.content, r.content
+            try:
+                assert SECRET not in previews.preview(calls[2].arguments)
+            except Exception:  # refused or failed: either way nothing was shown
+                pass
+            d.reset_retries()
