@@ -457,6 +457,8 @@ def test_cli_reports_a_bad_case_file_in_one_line(tmp_path: Path) -> None:
     r = subprocess.run([sys.executable, "-c", "from localagent.cli import main; main()", "eval", str(SUITE), "--category", "enums,parallel"], capture_output=True, text=True, timeout=60)
     assert r.returncode == 2 and r.stderr.strip().count("\n") == 0
     assert "no category 'parallel' in the case file; its categories: one_tool, choose_tool" in r.stderr
+    r = subprocess.run([sys.executable, "-c", "from localagent.cli import main; main()", "eval", str(SUITE), "--call-threshold", "1.5"], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2 and "--call-threshold" in r.stderr and r.stderr.strip().count("\n") == 0
 
 
 def test_categories_are_selected_by_name() -> None:
@@ -627,3 +629,22 @@ def test_the_validity_script_prints_a_table(tmp_path: Path) -> None:
     assert out.returncode == 0, out.stderr
     lines = out.stdout.splitlines()
     assert "constraint off" in lines[0] and any(line.startswith("| calls tried") for line in lines)
+
+
+def test_the_curve_script_prints_the_curve_and_marks_the_choice(tmp_path: Path) -> None:
+    suite = load_cases(SUITE)
+    cases = [c for c in suite if c.category == "one_tool"][:2] + [c for c in suite if c.category == "no_tool"][:2]
+    masses = {c.id: (0.6 if c.expected else 0.2) for c in cases}
+    fake = FakeBackend.scripted([Generation("Prose.", info={"decision": "prose", "call_mass": masses[c.id]}) for c in cases])
+    p = tmp_path / "r.json"
+    p.write_text(json.dumps(run_eval(fake, cases).to_dict()))
+    script = Path(__file__).parent.parent / "evals" / "threshold_curve.py"
+    out = subprocess.run([sys.executable, str(script), str(p), "--cases", str(SUITE)], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    rows = out.stdout.splitlines()
+    assert len(rows) == 2 + 19 and rows[0].startswith("| threshold |")
+    assert "| **0.50** | 0.0 % | 0.0 % |" in rows  # of 0.25 .. 0.6, all without error, the nearest 0.5
+    assert "| 0.65 | 0.0 % | 100.0 % |" in rows and "| 0.20 | 100.0 % | 0.0 % |" in rows
+    p.write_text(json.dumps(run_eval(FakeBackend.scripted(["Prose."] * 4), cases).to_dict()))
+    out = subprocess.run([sys.executable, str(script), str(p), "--cases", str(SUITE)], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 2 and "records no call masses" in out.stderr and out.stderr.count("\n") == 1
