@@ -15,8 +15,8 @@ from ..messages import Message, history_from_saved, history_to_json, to_openai_m
 from ..stops import Limits
 from ..trace import new_trace_path
 from .run import (
-    API_KEY, BASE_URL, SERVER_DIALECT, SERVER_TIMEOUT, TOOL_CHOICE, LivePrinter, _sigterm, build_agent, interrupt_means,
-    summary,
+    API_KEY, BASE_URL, MCP, SERVER_DIALECT, SERVER_TIMEOUT, TOOL_CHOICE, TOOLS_HELP, LivePrinter, _sigterm, build_agent,
+    interrupt_means, summary,
 )
 
 
@@ -33,7 +33,7 @@ def chat(
     max_steps: int = typer.Option(12, "--max-steps", min=1, help="Step limit of each turn."),
     token_budget: Optional[int] = typer.Option(None, "--token-budget", min=1, help="Budget of each turn on tokens evaluated plus generated."),
     deadline: Optional[float] = typer.Option(None, "--deadline", min=0.0, help="Wall-clock limit of each turn in seconds."),
-    tools_file: Optional[Path] = typer.Option(None, "--tools", help="A Python file of extra @tool functions."),
+    tools_file: Optional[Path] = typer.Option(None, "--tools", help=TOOLS_HELP),
     save: Optional[Path] = typer.Option(None, "--save", help="Write the history here after every turn."),
     save_openai: bool = typer.Option(False, "--save-openai", help="Save the history as OpenAI chat messages (tool_calls, tool_call_id) instead of localagent's own form."),
     resume: Optional[Path] = typer.Option(None, "--resume", help="Start from a history saved with --save (either form)."),
@@ -48,6 +48,7 @@ def chat(
     server_dialect: str = SERVER_DIALECT,
     server_timeout: float = SERVER_TIMEOUT,
     tool_choice: str = TOOL_CHOICE,
+    mcp: Optional[list[str]] = MCP,
 ) -> None:
     """Talk with the agent, turn after turn; an empty line, `exit` or Ctrl-D ends it.
 
@@ -63,7 +64,7 @@ def chat(
             n_ctx=n_ctx, n_gpu_layers=n_gpu_layers, verbose=verbose,
             limits=Limits(max_steps=max_steps, token_budget=token_budget, deadline_s=deadline),
             base_url=base_url, api_key=api_key, server_dialect=server_dialect, server_timeout=server_timeout,
-            tool_choice=tool_choice,
+            tool_choice=tool_choice, mcp=mcp or (),
         )
         agent.check_budget("")  # a budget that cannot cover a turn's first prompt: say so before the first turn
     p = LivePrinter()

@@ -18,6 +18,7 @@ from ..stops import EXIT_CODES, Limits
 from ..trace import new_trace_path
 
 if TYPE_CHECKING:
+    from ..assemble import Setup
     from ..loop import Agent, RunResult
 
 
@@ -124,6 +125,7 @@ def build_agent(
     server_dialect: str = "auto",
     server_timeout: float = 120.0,
     tool_choice: str = "auto",
+    mcp: "Sequence[str]" = (),
 ) -> "Agent":
     """The agent a front end runs: tools in ROOT, the approver, the model loaded
     (or, with ``base_url``, the server that serves it)."""
@@ -131,7 +133,9 @@ def build_agent(
     from ..backends import load_llama, load_server
 
     check_root(root)
-    setup = workspace_setup(root, tools_file=tools_file, allow_commands=allow_commands, yes=yes, allow=allow)
+    setup = workspace_setup(root, tools_file=tools_file, allow_commands=allow_commands, yes=yes, allow=() if mcp else allow)
+    if mcp:  # the approver is chosen again, so that --allow can name an MCP tool
+        setup = _with_mcp(setup, mcp, yes=yes, allow=allow)
     check_tool_choice(tool_choice, [t.name for t in setup.tools])
     if base_url:
         backend = load_server(
@@ -151,6 +155,17 @@ def build_agent(
     return assemble(backend, setup, config)
 
 
+def _with_mcp(setup: "Setup", specs: "Sequence[str]", *, yes: bool, allow: "Sequence[str]") -> "Setup":
+    """``setup`` with the tools of the MCP servers ``specs`` added."""
+    from ..approval import choose_approver
+    from ..assemble import Setup
+    from ..mcp_tools import connect_all
+
+    _, mcp_tools = connect_all(specs)  # closed when the process exits
+    tools = setup.tools + mcp_tools
+    return Setup(setup.root, tools, choose_approver(tools, yes=yes, allow=allow))
+
+
 def check_tool_choice(choice: str, names: "Sequence[str]") -> None:
     """A ConfigError unless ``choice`` is auto, required, none or one of the tools' names."""
     from ..validate import closest_names
@@ -162,6 +177,11 @@ def check_tool_choice(choice: str, names: "Sequence[str]") -> None:
     raise ConfigError(f"--tool-choice {choice}: give auto, required, none or a tool's name{hint}")
 
 
+MCP = typer.Option(
+    None, "--mcp",
+    help='An MCP server whose tools to offer (repeatable): a URL (streamable HTTP) or a command line (stdio), e.g. --mcp "npx -y @modelcontextprotocol/server-memory". Its tools not marked read-only need approval.',
+)
+TOOLS_HELP = "A Python file of extra tools: @tool functions, or a list TOOLS of (OpenAI-style definition, function) pairs. Tools that do not say irreversible=False need approval."
 TOOL_CHOICE = typer.Option(
     "auto", "--tool-choice",
     help="auto (the model decides), required (every step calls a tool), none (no calls), or a tool's name (every step calls it).",
@@ -185,7 +205,7 @@ def run(
     token_budget: Optional[int] = typer.Option(None, "--token-budget", min=1, help="Budget on tokens evaluated plus generated."),
     deadline: Optional[float] = typer.Option(None, "--deadline", min=0.0, help="Wall-clock limit in seconds."),
     trace: Optional[Path] = typer.Option(None, "--trace", help="Trace file (JSONL); default: a new file under LOCALAGENT_TRACES."),
-    tools_file: Optional[Path] = typer.Option(None, "--tools", help="A Python file of extra @tool functions."),
+    tools_file: Optional[Path] = typer.Option(None, "--tools", help=TOOLS_HELP),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object and nothing else on stdout."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Print only the answer."),
     free: bool = typer.Option(False, "--free", help="Turn the grammar constraint off (for comparison)."),
@@ -202,6 +222,7 @@ def run(
     server_dialect: str = SERVER_DIALECT,
     server_timeout: float = SERVER_TIMEOUT,
     tool_choice: str = TOOL_CHOICE,
+    mcp: Optional[list[str]] = MCP,
 ) -> None:
     """Run TASK with the agent in ROOT and print the answer.
 
@@ -216,7 +237,7 @@ def run(
             limits=Limits(max_steps=max_steps, token_budget=token_budget, deadline_s=deadline),
             temperature=temperature, seed=seed, constrained=not free,
             base_url=base_url, api_key=api_key, server_dialect=server_dialect, server_timeout=server_timeout,
-            tool_choice=tool_choice,
+            tool_choice=tool_choice, mcp=mcp or (),
         )
         agent.check_budget(task)
     live = not (as_json or quiet)

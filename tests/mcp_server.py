@@ -1,0 +1,63 @@
+"""A real MCP server for the tests, written with the SDK's own server API.
+
+``python tests/mcp_server.py`` serves over stdio; ``python tests/mcp_server.py http PORT``
+over streamable HTTP on 127.0.0.1. Its tools cover what a server can do to a client: answer,
+fail, hang, die, write garbage on the protocol channel.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp_types import ToolAnnotations
+
+server = MCPServer("localagent-test")
+
+
+@server.tool(annotations=ToolAnnotations(read_only_hint=True))
+def add(a: int, b: int = 1) -> int:
+    """Add two integers."""
+    return a + b
+
+
+@server.tool()
+def write_note(text: str) -> str:
+    """Keep a note (changes the server's state)."""
+    return f"noted: {text}"
+
+
+@server.tool(annotations=ToolAnnotations(read_only_hint=True))
+def refuse(why: str) -> str:
+    """Always fails, saying why."""
+    raise ToolError(f"refused: {why}")
+
+
+@server.tool(annotations=ToolAnnotations(read_only_hint=True))
+def hang(seconds: float) -> str:
+    """Sleep, then answer."""
+    time.sleep(seconds)
+    return "awake"
+
+
+@server.tool(annotations=ToolAnnotations(read_only_hint=True))
+def die() -> str:
+    """End the server's process at once."""
+    os._exit(3)
+
+
+@server.tool(annotations=ToolAnnotations(read_only_hint=True))
+def garbage() -> str:
+    """Write a line that is no JSON-RPC on stdout (the stdio protocol channel), then answer."""
+    os.write(1, b"this is not json\n")  # past any redirection of sys.stdout
+    return "after garbage"
+
+
+if __name__ == "__main__":
+    if sys.argv[1:2] == ["http"]:
+        server.run("streamable-http", host="127.0.0.1", port=int(sys.argv[2]))
+    else:
+        server.run()
