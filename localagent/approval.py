@@ -6,30 +6,38 @@ refusal goes back to the model as an ordinary ``denied`` result.
 
 ``TerminalApprover`` asks on the controlling terminal (``/dev/tty``), so it works while
 stdout and stderr are piped; with no terminal it denies. Whatever it shows is made
-printable first, so text from the model cannot move the cursor or hide part of a diff.
+printable first, so text from the model cannot move the cursor or hide part of a diff; keys
+typed before the question appears are discarded, not taken as the answer. A call whose
+preview cannot be made (it fails, or takes too long) is refused: nobody approves blind.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import unicodedata
+import termios
 from collections.abc import Iterable
 
-from .dispatch import Approver
+from .dispatch import Approver, call_with_timeout
 from .errors import ConfigError
 from .messages import ToolCall
+from .sanitize import printable
 from .tools import Tool
 from .validate import closest_names
 from .workspace import WorkspaceError
 
 __all__ = [
-    "Approver", "TerminalApprover", "allow_all", "allow_list", "choose_approver", "deny_all", "describe_call",
-    "printable",
+    "Approver", "PreviewUnavailable", "TerminalApprover", "allow_all", "allow_list", "choose_approver", "deny_all",
+    "describe_call", "printable",
 ]
 
 NO_TERMINAL = "nobody could be asked (no terminal), so it did not run; do not retry it, answer with what you have"
 REFUSED = "do not retry it; answer with what you have, or ask the user"
+PREVIEW_SECONDS = 5.0  # a preview runs before anyone has said yes: it must not hang the agent
+
+
+class PreviewUnavailable(Exception):
+    """The change a call would make could not be shown, so it must not be approved."""
 
 
 def deny_all(t: Tool, call: ToolCall) -> tuple[bool, str]:
@@ -71,30 +79,20 @@ def choose_approver(
     return allow_list(allow, ask) if allow else ask
 
 
-def printable(text: str) -> str:
-    """``text`` with control and format characters (escapes, bidi overrides) shown as ``\\xNN``
-    / ``\\uNNNN``; newlines and tabs are kept."""
-    out = []
-    for ch in text:
-        if ch in "\n\t" or unicodedata.category(ch) not in ("Cc", "Cf", "Cs", "Co", "Zl", "Zp"):
-            out.append(ch)
-        else:
-            n = ord(ch)
-            out.append(f"\\x{n:02x}" if n < 0x100 else f"\\u{n:04x}" if n < 0x10000 else f"\\U{n:08x}")
-    return "".join(out)
-
-
 def describe_call(t: Tool, call: ToolCall, max_lines: int = 400) -> str:
-    """What a person is shown before approving: the exact call, then what it would change."""
+    """What a person is shown before approving: the exact call, then what it would change.
+    ``PreviewUnavailable`` if the preview fails or runs past PREVIEW_SECONDS."""
     args = json.dumps(call.arguments, ensure_ascii=False, indent=None)
     lines = [f"approval needed: {t.name} (irreversible)", f"  call: {t.name}({args})"]
-    if t.preview is not None:
+    if (preview := t.preview) is not None:
         try:
-            change = t.preview(call.arguments)
+            change = call_with_timeout(lambda: preview(call.arguments), PREVIEW_SECONDS)
         except WorkspaceError as e:
             change = f"(this call will fail: {e.info.message})\n"
-        except Exception as e:  # a preview must never decide the outcome
-            change = f"(no preview: {type(e).__name__}: {e})\n"
+        except TimeoutError:
+            raise PreviewUnavailable(f"its preview took more than {PREVIEW_SECONDS:g} s") from None
+        except Exception as e:  # the message may hold host paths: the model is told only the kind
+            raise PreviewUnavailable(f"its preview failed ({type(e).__name__})") from e
         body = change.rstrip("\n").split("\n")  # not splitlines: '\r' must stay visible
         if len(body) > max_lines:
             body = body[:max_lines] + [f"[... {len(body) - max_lines} more lines not shown]"]
@@ -125,8 +123,12 @@ class TerminalApprover:
         try:
             if not os.isatty(fd):
                 return False, NO_TERMINAL
-            text = describe_call(t, call, self.max_lines)
-            os.write(fd, ("\n" + text + "Allow it? [y]es, [N]o, [a]lways for this tool: ").encode("utf-8", "replace"))
+            try:
+                text = describe_call(t, call, self.max_lines)
+            except PreviewUnavailable as e:
+                return False, f"{e}, so nobody was asked and it did not run; do not retry it"
+            termios.tcflush(fd, termios.TCIFLUSH)  # keys typed before the question are no answer to it
+            os.write(fd, (_clean_line() + text + "Allow it? [y]es, [N]o, [a]lways for this tool: ").encode("utf-8", "replace"))
             answer = _read_line(fd)
         finally:
             os.close(fd)
@@ -141,6 +143,12 @@ class TerminalApprover:
         if word.lower() in ("", "n", "no"):
             return False, REFUSED
         return False, f"they said: {printable(word)[:300]}"
+
+
+def _clean_line() -> str:
+    """Start the question on a line of its own, with colours and attributes reset."""
+    reset = "" if os.environ.get("TERM", "dumb") == "dumb" else "\x1b[0m"
+    return "\r" + reset + "\n"
 
 
 def _read_line(fd: int) -> str | None:

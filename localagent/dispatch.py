@@ -21,7 +21,7 @@ import traceback
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from io import StringIO
-from typing import Any, TextIO
+from typing import Any, TextIO, TypeVar
 
 from pydantic import BaseModel
 
@@ -31,10 +31,11 @@ from .tools import Tool, ToolContext, ToolSet
 from .validate import closest_names, validate_arguments
 from .workspace import WorkspaceError
 
-__all__ = ["Approver", "Dispatcher", "estimate_tokens", "truncate"]
+__all__ = ["Approver", "Dispatcher", "call_with_timeout", "estimate_tokens", "truncate"]
 
 Approver = Callable[[Tool, ToolCall], tuple[bool, str]]  # (approved?, reason shown to the model)
 DEFAULT_MAX_RETRIES = 3  # for names that are no tool at all
+T = TypeVar("T")
 
 
 def estimate_tokens(text: str) -> int:
@@ -175,6 +176,20 @@ def _async_raise(thread_id: int, exc: type[BaseException] | None) -> None:
     """Raise ``exc`` in the thread ``thread_id`` at its next instruction (None: take it back)."""
     obj = ctypes.py_object(exc) if exc is not None else None
     ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(thread_id), obj)
+
+
+def call_with_timeout(fn: Callable[[], T], seconds: float) -> T:
+    """``fn()`` run as a tool runs: in a worker thread, its prints captured, stopped at its next
+    Python instruction past ``seconds`` (a ``TimeoutError``); its exception raised here."""
+    worker = _Worker(fn, {}, "bounded")
+    worker.start()
+    if not worker.done.wait(seconds):
+        worker.stop()
+        raise TimeoutError(f"did not finish within {seconds:g} s")
+    if "error" in worker.box:
+        raise worker.box["error"]
+    value: T = worker.box["value"]
+    return value
 
 
 _VALUE_ERRORS = frozenset({"not_found", "not_a_file", "not_a_dir", "unknown_value"})

@@ -13,14 +13,16 @@ import sys
 import threading
 import time
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 
+from localagent import approval
 from localagent.approval import (
     NO_TERMINAL,
+    PreviewUnavailable,
     TerminalApprover,
     allow_all,
     allow_list,
@@ -33,7 +35,7 @@ from localagent.builtin_tools import workspace_tools
 from localagent.errors import ConfigError
 from localagent.messages import ToolCall
 from localagent.stops import EXIT_CODES, StopReason
-from localagent.tools import Tool, ToolSet
+from localagent.tools import Tool, ToolSet, tool
 from localagent.workspace import Workspace
 from terminal import Terminal
 
@@ -124,6 +126,58 @@ def test_model_text_cannot_hide_from_the_person(tools: ToolSet) -> None:
     assert printable("tab\tnew\nline\x07") == "tab\tnew\nline\\x07"
 
 
+def _zap(preview: Callable[[dict[str, object]], str]) -> Tool:
+    @tool(irreversible=True)
+    def zap(path: str) -> str:
+        """Destroy a file."""
+        return "zapped"
+
+    zap.preview = preview
+    return zap
+
+
+def _spin(args: dict[str, object]) -> str:
+    while True:  # pure Python, as difflib is: a stop reaches it
+        pass
+
+
+@pytest.mark.parametrize(
+    ("preview", "why"),
+    [(lambda a: str(1 / 0), "its preview failed (ZeroDivisionError)"), (_spin, "its preview took more than 0.3 s")],
+)
+def test_a_preview_that_cannot_be_made_means_no(
+    preview: Callable[[dict[str, object]], str], why: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(approval, "PREVIEW_SECONDS", 0.3)
+    zap, call = _zap(preview), ToolCall("c", "zap", {"path": "a.txt"})
+    with pytest.raises(PreviewUnavailable, match=why.replace("(", r"\(").replace(")", r"\)")):
+        describe_call(zap, call)
+    with fake_terminal() as (tty, keys, shown):
+        start = time.monotonic()
+        ok, reason = TerminalApprover(tty)(zap, call)
+        assert time.monotonic() - start < 2
+        time.sleep(0.1)
+    assert not ok and reason == f"{why}, so nobody was asked and it did not run; do not retry it"
+    assert b"".join(shown) == b""  # never asked: nothing to approve blind
+
+
+def test_a_large_diff_is_summarised_and_fast(ws: Workspace, tools: ToolSet) -> None:
+    (ws.root / "big.txt").write_text("".join(f"old line {i}\n" for i in range(15_000)))
+    new = "".join(f"new line {i}\n" for i in range(9_000))
+    start = time.monotonic()
+    text = describe_call(tool_of(tools, "write_file"), ToolCall("c", "write_file", {"path": "big.txt", "content": new}))
+    assert time.monotonic() - start < 2
+    assert "(diff not shown, too large to compare: 'big.txt', 15000 lines now, 9000 lines after)" in text
+
+
+def test_a_file_too_large_to_show_is_not_read_whole(ws: Workspace, tools: ToolSet) -> None:
+    from localagent.builtin_tools import MAX_EDIT_BYTES
+
+    (ws.root / "huge.txt").write_text("x" * (MAX_EDIT_BYTES + 10))
+    text = describe_call(tool_of(tools, "write_file"), ToolCall("c", "write_file", {"path": "huge.txt", "content": "y"}))
+    assert f"(this call will fail: 'huge.txt' is over {MAX_EDIT_BYTES} bytes" in text
+
+
 # ── the terminal approver, in-process on a pty ──
 
 
@@ -165,8 +219,7 @@ def fake_terminal() -> Iterator[tuple[str, int, list[bytes]]]:
     ],
 )
 def test_terminal_approver_answers(tools: ToolSet, typed: bytes, expected: tuple[bool, str]) -> None:
-    with fake_terminal() as (tty, keys, shown):
-        os.write(keys, typed)
+    with fake_terminal() as (tty, keys, shown), answering(keys, shown, [typed]):
         assert TerminalApprover(tty)(tool_of(tools, "write_file"), WRITE) == expected
         time.sleep(0.1)
     screen = b"".join(shown).decode()
@@ -175,13 +228,46 @@ def test_terminal_approver_answers(tools: ToolSet, typed: bytes, expected: tuple
 
 
 def test_terminal_approver_always_for_one_tool(tools: ToolSet) -> None:
-    with fake_terminal() as (tty, keys, _):
+    with fake_terminal() as (tty, keys, shown), answering(keys, shown, [b"a\n", b"n\n"]):
         approver = TerminalApprover(tty)
-        os.write(keys, b"a\n")
         assert approver(tool_of(tools, "write_file"), WRITE) == (True, "")
         assert approver(tool_of(tools, "write_file"), WRITE) == (True, "")  # not asked again
-        os.write(keys, b"n\n")
         assert approver(tool_of(tools, "edit_file"), EDIT)[0] is False  # other tools still asked
+
+
+def test_keys_typed_before_the_question_are_no_answer(tools: ToolSet) -> None:
+    with fake_terminal() as (tty, keys, shown), answering(keys, shown, [b"n\n"]):
+        os.write(keys, b"y\n")  # typed ahead, before the prompt was shown
+        assert TerminalApprover(tty)(tool_of(tools, "write_file"), WRITE)[0] is False
+
+
+def test_the_question_starts_on_a_clean_line_with_attributes_reset(tools: ToolSet, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TERM", "xterm")
+    with fake_terminal() as (tty, keys, shown), answering(keys, shown, [b"n\n"]):
+        TerminalApprover(tty)(tool_of(tools, "write_file"), WRITE)
+        time.sleep(0.1)
+    assert b"".join(shown).startswith(b"\r\x1b[0m\r\napproval needed: write_file")  # the pty adds a \r to \n
+
+
+@contextmanager
+def answering(keys: int, shown: list[bytes], answers: list[bytes]) -> Iterator[None]:
+    """Type each of ``answers`` once its question is on the screen, as a person would."""
+    stop = threading.Event()
+
+    def answer() -> None:
+        for i, typed in enumerate(answers, 1):
+            while b"".join(shown).count(b"Allow it?") < i:
+                if stop.wait(0.02):
+                    return
+            os.write(keys, typed)
+
+    t = threading.Thread(target=answer, daemon=True)
+    t.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        t.join()
 
 
 def test_no_terminal_means_deny(tools: ToolSet, tmp_path: Path) -> None:
@@ -250,6 +336,30 @@ def test_cli_asks_on_the_terminal_and_deny_is_a_result(ws: Workspace, tmp_path: 
     assert "denied: the user refused 'write_file'" in term.text() and "Done." in term.text()
     [result] = _trace_results(tmp_path)
     assert result["error"]["kind"] == "denied"  # type: ignore[index]
+
+
+def test_cli_escape_codes_and_keys_typed_ahead_do_not_work(ws: Workspace, tmp_path: Path) -> None:
+    # A file and the model's own text try to conceal the diff and draw a fake one; a 'y' typed
+    # before the question (by a person, or sent by a program) tries to answer it.
+    (ws.root / "evil.txt").write_text("ok\x1b[2J\x1b[8mhidden\r+fake line\n")
+    replies: list[object] = [
+        ["read_file", {"path": "evil.txt"}],
+        ["write_file", {"path": "hello.txt", "content": "\x1b[8mrm -rf ~\x1b[0m\r+hi\n"}],
+        "Done.\x1b[8m",
+    ]
+    term = Terminal(_fake_run(ws.root), _env(tmp_path, replies))
+    term.type("y\r")
+    term.expect("Allow it?", timeout=60)
+    time.sleep(0.5)  # had the early 'y' been taken, the write would be done by now
+    assert not (ws.root / "hello.txt").exists()
+    term.type("n\r")
+    assert term.wait(60) == 0, term.text()
+    assert not (ws.root / "hello.txt").exists()
+    screen = term.text()
+    assert "\x1b" not in screen, screen  # no escape from the file, the call or the answer reached the terminal
+    assert "← ok\\x1b[2J\\x1b[8mhidden +fake line" in screen  # the result preview, visibly (on one line)
+    assert "+\\x1b[8mrm -rf ~\\x1b[0m\\x0d+hi" in screen  # the diff, visibly
+    assert "Done.\\x1b[8m" in screen  # the answer
 
 
 def test_cli_passes_a_typed_reason_to_the_model(ws: Workspace, tmp_path: Path) -> None:

@@ -11,6 +11,7 @@ from typing import Optional
 import typer
 
 from ..errors import ConfigError
+from ..sanitize import for_terminal
 from ..messages import Message, history_from_saved, history_to_json, to_openai_messages
 from ..stops import Limits
 from ..trace import new_trace_path
@@ -83,7 +84,7 @@ def chat(
         result = agent.run(line, trace=trace, events=events, history=history)
         history = result.history
         print("\n", file=sys.stderr)
-        print(result.answer, flush=True)
+        print(for_terminal(result.answer, sys.stdout), flush=True)
         print(summary(result), file=sys.stderr)
         if save:
             saved = to_openai_messages(history) if save_openai else history_to_json(history)

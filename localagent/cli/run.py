@@ -14,6 +14,7 @@ import typer
 
 from ..errors import BackendError, ConfigError
 from ..messages import ToolCall, ToolResult
+from ..sanitize import for_terminal, printable
 from ..stops import EXIT_CODES, Limits
 from ..trace import new_trace_path
 
@@ -28,7 +29,8 @@ def _preview(text: str, width: int = 100) -> str:
 
 
 class LivePrinter:
-    """Shows a run as it happens: streamed text, calls, result previews."""
+    """Shows a run as it happens: streamed text, calls, result previews. What came from the
+    model or a file is made printable first: it cannot move the cursor or hide a later diff."""
 
     def __init__(self, out: Any = sys.stderr):
         self.out = out
@@ -37,19 +39,19 @@ class LivePrinter:
         print(f"\n── step {n}", file=self.out, flush=True)
 
     def text(self, piece: str) -> None:
-        self.out.write(piece)
+        self.out.write(printable(piece))
         self.out.flush()
 
     def call(self, c: ToolCall) -> None:
         args = json.dumps(c.arguments, ensure_ascii=False)
-        print(f"\n→ {c.name}({_preview(args, 80)})", file=self.out, flush=True)
+        print(f"\n→ {printable(c.name)}({printable(_preview(args, 80))})", file=self.out, flush=True)
 
     def notice(self, text: str) -> None:
-        print(f"\n  · {text}", file=self.out, flush=True)
+        print(f"\n  · {printable(text)}", file=self.out, flush=True)
 
     def result(self, c: ToolCall, r: ToolResult) -> None:
         mark = "✗" if r.is_error else "←"
-        print(f"  {mark} {_preview(r.content)}", file=self.out, flush=True)
+        print(f"  {mark} {printable(_preview(r.content))}", file=self.out, flush=True)
 
 
 def summary(result: "RunResult") -> str:
@@ -250,7 +252,7 @@ def run(
     else:
         if live:
             print("\n", file=sys.stderr)
-        print(result.answer)
+        print(for_terminal(result.answer, sys.stdout))
         if live:
             print(summary(result), file=sys.stderr)
     raise typer.Exit(EXIT_CODES[result.stop_reason])

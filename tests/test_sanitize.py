@@ -1,0 +1,43 @@
+"""The one sanitiser for the terminal, and the live printer that uses it on every piece of text
+that came from the model or a file."""
+
+from __future__ import annotations
+
+import io
+
+from localagent.cli.run import LivePrinter
+from localagent.errors import ToolErrorInfo
+from localagent.messages import ToolCall, ToolResult
+from localagent.sanitize import for_terminal, printable
+
+NASTY = "a\x1b[8mb\rc\x07d\x9be\u202ef\u200bg\u2028h"
+
+
+def test_printable_shows_every_control_and_format_character_visibly() -> None:
+    assert printable(NASTY) == "a\\x1b[8mb\\x0dc\\x07d\\x9be\\u202ef\\u200bg\\u2028h"
+    assert printable("tab\tnew\nline é ☃") == "tab\tnew\nline é ☃"  # text stays text
+
+
+def test_for_terminal_is_exact_on_a_pipe() -> None:
+    class Tty(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    assert for_terminal(NASTY, io.StringIO()) == NASTY
+    assert for_terminal(NASTY, Tty()) == printable(NASTY)
+
+
+def test_the_live_printer_never_writes_a_control_character() -> None:
+    out = io.StringIO()
+    p = LivePrinter(out)
+    call = ToolCall("c", "read_file", {"path": "a\x7f\u202e.txt"})
+    p.text("streamed " + NASTY)
+    p.call(call)
+    p.result(call, ToolResult(call_id="c", name="read_file", content="file says " + NASTY))
+    err = ToolErrorInfo(kind="not_found", message="x")
+    p.result(call, ToolResult(call_id="c", name="read_file", content="error " + NASTY, error=err))
+    p.notice("notice " + NASTY)
+    shown = out.getvalue()
+    assert not [ch for ch in shown if ch not in "\n" and (ord(ch) < 32 or 0x7f <= ord(ch) < 0xa0)], repr(shown)
+    assert "\u202e" not in shown and "\u200b" not in shown and "\u2028" not in shown
+    assert "a\\x1b[8mb" in shown and "a\\x7f\\u202e.txt" in shown
