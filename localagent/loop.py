@@ -13,13 +13,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Literal
 
-from .backends.base import Backend, Generation, GenerateOptions
+from .backends.base import Backend, Generation
+from .decoding import decoding_options, first_token_threshold
 from .dispatch import Dispatcher
 from .errors import ConfigError, ConstraintError, ToolErrorInfo
 from .formats import parse
 from .grammar import Constraint, Engine, ToolChoice, build_constraint
 from .history import fold
 from .messages import Message, ToolCall, ToolResult, to_openai_messages
+from . import policy
 from .prompt import load_prompt
 from .stops import Limits, Stop, StopReason, StopWatch
 from .tools import Tool, ToolContext, ToolSet
@@ -65,6 +67,13 @@ class AgentConfig:
     # folder: the 0.5B model otherwise answers "what does notes.txt say" from
     # nothing about a third of the time (its call-or-prose mass is near 0.3).
     call_when_task_names_path: bool = True
+    # After a repeat, and for the answer after a forced stop, write the answer from a
+    # prompt holding only the task and the successful results (policy.answer_prompt),
+    # not from the whole conversation with its errors and repeated calls.
+    answer_from_evidence: bool = True
+    # A repeat in a task that asks for a change, before any change: ask for the change
+    # (a call of an irreversible tool) instead of an answer.
+    change_on_repeat: bool = True
 
 
 @dataclass
@@ -171,7 +180,6 @@ class Agent:
         self.ctx = ToolContext(workspace=self.workspace, state={})
         self.approver = approver
         self._choice = ToolChoice.parse(self.config.tool_choice)
-        self._path_failed: set[str] = set()  # tools called with a wrong path in this run
 
     def worst_case_tokens(self) -> int:
         """The most a run can cost before it starts: steps x context window."""
@@ -192,17 +200,27 @@ class Agent:
                 f"(the first prompt and one reply of up to {self.config.max_tokens} tokens)"
             )
 
-    def _grammar(self, schemas: list[dict[str, Any]], choice: ToolChoice) -> Constraint | None:
+    def _grammar(
+        self,
+        schemas: list[dict[str, Any]],
+        choice: ToolChoice,
+        path_failed: set[str] | None = None,
+        *,
+        changes_only: bool = False,
+    ) -> Constraint | None:
+        """The step's constraint; ``changes_only``: a call of an irreversible tool."""
         if not self.config.constrained:
             return None
         live = self.config.live_grammar
         if live:
             schemas = [
                 {"type": "function", "function": {**s["function"], "parameters": live_parameters(t, self.ctx)}}
-                if live is True or t.name in self._path_failed
+                if live is True or t.name in (path_failed or ())
                 else s
                 for t, s in zip(self.tools, schemas)
             ]
+        if changes_only:
+            schemas = [s for t, s in zip(self.tools, schemas) if t.irreversible]
         return build_constraint(
             schemas,
             choice,
@@ -223,10 +241,7 @@ class Agent:
         return task
 
     def _threshold(self) -> float | None:
-        cfg = self.config
-        if cfg.constrained and self._choice.mode == "auto" and not cfg.reason:
-            return cfg.call_threshold
-        return None
+        return first_token_threshold(self.config, self._choice)
 
     def run(
         self,
@@ -241,26 +256,32 @@ class Agent:
         ``history`` continues an earlier conversation (chat); the task is
         appended as a new user turn.
         """
-        ev = events or Events()
-        cfg = self.config
-        writer = TraceWriter(trace)
-        started = time.monotonic()
-        schemas = self.tools.schemas()
+        s = self._start(task, history, trace, events or Events())
+        try:
+            while s.stop is None:
+                self._step(s)
+        except KeyboardInterrupt:
+            s.stop = Stop(StopReason.INTERRUPTED, "interrupted")
+            f = s.inflight
+            if f is not None and f.step == s.step and not any(r.step == s.step for r in s.records):
+                # Keep what the step had produced: the text so far, and an answer for every call made.
+                s.answer = self._record_interrupted(s.writer, s.records, f) or s.answer
+        if s.stop.reason.forced:
+            s.answer = self._forced_answer(s)
+        return self._finish(s)
+
+    def _start(self, task: str, history: list[Message] | None, trace: Path | str | None, ev: Events) -> "RunState":
         msgs: list[Message] = list(history or [])
         if not msgs and (system := self._system_prompt()):
             msgs.append(Message("system", system))
         msgs.append(Message("user", task if history else self._first_turn(task)))
-        usage = Usage()
-        records: list[StepRecord] = []
-        watch = StopWatch(cfg.limits)
+        cfg = self.config
         dispatcher = Dispatcher(
-            self.tools,
-            self.ctx,
-            max_result_tokens=cfg.max_result_tokens,
-            count_tokens=self.backend.count_tokens,
-            approver=self.approver,
+            self.tools, self.ctx, max_result_tokens=cfg.max_result_tokens,
+            count_tokens=self.backend.count_tokens, approver=self.approver,
         )
-        writer.write(
+        s = RunState(task, msgs, self.tools.schemas(), ev, TraceWriter(trace), StopWatch(cfg.limits), dispatcher)
+        s.writer.write(
             {
                 "type": "run_start",
                 "task": task,
@@ -270,130 +291,159 @@ class Agent:
                 "worst_case_tokens": self.worst_case_tokens(),
             }
         )
-        stop: Stop | None = None
-        answer = ""
-        answered: set[str] = set()  # calls whose results are in the history
-        corrected: dict[str, str] = {}  # a failed call -> the corrected call its error offered
-        self._path_failed.clear()
-        reused_before = 0  # the previous prompt's length, while the history only grows
-        step = 0
-        inflight: _InFlight | None = None  # the step under way, for an interrupt
+        return s
+
+    def _step(self, s: "RunState") -> None:
+        """One step: ask the model, then answer or run its calls. Sets ``s.stop`` to end."""
+        if stop := s.watch.before_step(s.step + 1, s.usage.total):
+            s.stop = stop
+            return
+        fitted, s.stop = self._fit(s.msgs, s.schemas)
+        if fitted is not s.msgs:  # old results folded: the prompt changes before its end
+            s.msgs, s.reused_before = fitted, 0
+        if s.stop:
+            return
+        t0 = time.monotonic()
+        choice, threshold = self._choice, self._threshold()
+        if s.step == 0 and self._must_look(s.task, choice):
+            choice, threshold = ToolChoice("required"), None  # look before answering
+        gen = self._ask(s, s.msgs, choice, threshold, t0)
+        if gen is None:
+            return
+        calls, errors, content = self._calls(gen, s.step)
+        repeat = self._repeat(s, calls) if calls and not errors else policy.Repeat.NONE
+        if repeat is not policy.Repeat.NONE:
+            turn = self._after_repeat(s, repeat, gen, calls, t0)
+            if turn is None:
+                return
+            gen, calls, errors, content = turn
+        s.msgs.append(Message("assistant", content, tool_calls=calls, raw=gen.text))
+        if not calls and not errors:
+            s.answer = content
+            s.stop = Stop(StopReason.ANSWERED, "the model answered")
+            self._record(s.writer, s.records, s.step, gen, [], [], [], t0)
+            return
+        self._run_calls(s, gen, calls, errors, content, t0)
+
+    def _ask(
+        self, s: "RunState", msgs: list[Message], choice: ToolChoice, threshold: float | None, t0: float
+    ) -> Generation | None:
+        """Generate the step's turn (a new step); None when the step ended the run."""
         try:
-            while True:
-                stop = watch.before_step(step + 1, usage.total)
-                if stop:
-                    break
-                fitted, stop = self._fit(msgs, schemas)
-                if fitted is not msgs:  # old results folded: the prompt changes before its end
-                    msgs, reused_before = fitted, 0
-                if stop:
-                    break
-                t0 = time.monotonic()
-                choice, threshold = self._choice, self._threshold()
-                if step == 0 and self._names_workspace_path(task, choice):
-                    # The task names a file or folder that exists: look before answering.
-                    choice, threshold = ToolChoice("required"), None
-                try:
-                    grammar = self._grammar(schemas, choice)
-                except ConstraintError as e:
-                    stop = Stop(StopReason.CONSTRAINT_ERROR, str(e))
-                    break
-                step += 1  # only steps that reach the model count
-                if ev.on_step_start:
-                    ev.on_step_start(step)
-                inflight = _InFlight(step, t0)
-                gen = self._generate(msgs, schemas, grammar, ev, threshold, inflight.streamed, choice)
-                usage.add(gen)
-                reused_before = self._check_reuse(gen, reused_before)
-                if stop := _failure(gen):
-                    self._record(writer, records, step, gen, [], [], [], t0)
-                    if stop.reason is StopReason.BACKEND_ERROR:
-                        answer = _partial_prose(gen.text) or answer  # a server that died mid-answer
-                    break
-                calls, errors, content = self._calls(gen, step)
-                if calls and not errors and self._is_repeat(calls, answered, corrected):
-                    # The same calls again, with their results already in the
-                    # history: the model is stuck, not working. Ask it for prose.
-                    try:
-                        prose = self._grammar(schemas, ToolChoice("none"))
-                    except ConstraintError as e:
-                        stop = Stop(StopReason.CONSTRAINT_ERROR, str(e))
-                        break
-                    nudge = Message("user", load_prompt("repeat_guard").strip().format(task=task))
-                    if ev.on_notice:
-                        ev.on_notice("repeat of an earlier call: asked for an answer instead")
-                    inflight.streamed.clear()  # an interrupt now keeps the answer, not the repeat
-                    retry = self._generate(msgs + [nudge], schemas, prose, ev, None, inflight.streamed, ToolChoice("none"))
-                    msgs.append(nudge)
-                    usage.add(retry)  # both generations were paid for; the step record shows the sum
-                    retry.info["repeat_guard"] = [c.canonical() for c in calls]
-                    retry.prompt_tokens += gen.prompt_tokens
-                    retry.prompt_tokens_evaluated += gen.prompt_tokens_evaluated
-                    retry.completion_tokens += gen.completion_tokens
-                    retry.seconds += gen.seconds  # the discarded turn took model time too
-                    gen = retry
-                    if stop := _failure(gen):
-                        self._record(writer, records, step, gen, [], [], [], t0)
-                        break
-                    calls, errors, content = self._calls(gen, step)
-                msgs.append(Message("assistant", content, tool_calls=calls, raw=gen.text))
-                if not calls and not errors:
-                    answer = content
-                    stop = Stop(StopReason.ANSWERED, "the model answered")
-                    self._record(writer, records, step, gen, [], [], [], t0)
-                    break
-                inflight.gen, inflight.calls, inflight.content = gen, calls, content
-                for c in calls:
-                    if ev.on_call:
-                        ev.on_call(c)
-                results = inflight.results = dispatcher.run(calls)
-                results += [_format_error(step, i, e, gen) for i, e in enumerate(errors)]
-                for c, r in zip(calls, results):
-                    if ev.on_result:
-                        ev.on_result(c, r)
-                for c, r in zip(calls, results):
-                    if r.is_error:
-                        answered.discard(c.canonical())
-                        if r.error is not None and r.error.retry is not None:
-                            corrected[c.canonical()] = ToolCall("", **r.error.retry).canonical()
-                        if r.error is not None and r.error.kind in _PATH_ERRORS:
-                            self._path_failed.add(c.name)
-                    elif (t := self.tools.get(c.name)) is not None and t.irreversible:
-                        answered.clear()  # the world changed: earlier results may be stale
-                    else:
-                        answered.add(c.canonical())
-                for r in results:
-                    msgs.append(Message("tool", r.content, tool_call_id=r.call_id, name=r.name))
-                self._record(writer, records, step, gen, calls, results, errors, t0)
-                inflight = None
-                if content:
-                    answer = content
-                stop = watch.after_results(calls, results)
-                if stop is None and dispatcher.retry_exhausted:
-                    stop = Stop(StopReason.RETRY_LIMIT, "retry limit reached for a tool")
-                if stop:
-                    break
-        except KeyboardInterrupt:
-            stop = Stop(StopReason.INTERRUPTED, "interrupted")
-            if inflight is not None and inflight.step == step and not any(r.step == step for r in records):
-                # Keep what the step had produced: the text so far, and an answer for every call made.
-                answer = self._record_interrupted(writer, records, inflight) or answer
-        assert stop is not None
-        if stop.reason.forced:
-            answer = self._forced_answer(stop, msgs, schemas, usage, answer, ev)
+            grammar = self._grammar(s.schemas, choice, s.path_failed)
+        except ConstraintError as e:
+            s.stop = Stop(StopReason.CONSTRAINT_ERROR, str(e))
+            return None
+        s.step += 1  # only steps that reach the model count
+        if s.ev.on_step_start:
+            s.ev.on_step_start(s.step)
+        s.inflight = _InFlight(s.step, t0)
+        gen = self._generate(msgs, s.schemas, grammar, s.ev, threshold, s.inflight.streamed, choice)
+        s.usage.add(gen)
+        s.reused_before = self._check_reuse(gen, s.reused_before)
+        return self._unless_failed(s, gen, t0)
+
+    def _unless_failed(self, s: "RunState", gen: Generation, t0: float) -> Generation | None:
+        if stop := _failure(gen):
+            s.stop = stop
+            self._record(s.writer, s.records, s.step, gen, [], [], [], t0)
+            if stop.reason is StopReason.BACKEND_ERROR:
+                s.answer = _partial_prose(gen.text) or s.answer  # a server that died mid-answer
+            return None
+        return gen
+
+    def _after_repeat(
+        self, s: "RunState", repeat: policy.Repeat, first: Generation, calls: list[ToolCall], t0: float
+    ) -> tuple[Generation, list[ToolCall], list[str], str] | None:
+        """The turn generated again after one that only repeated earlier calls: an answer
+        written from the evidence, or (a task asking for a change, none made yet) a call
+        that makes it. Both generations are paid for; the step record shows the sum."""
+        if repeat is policy.Repeat.ANSWER and self.config.answer_from_evidence:
+            msgs = _system_turn(s.msgs) + [Message("user", policy.answer_prompt(s.task, s.msgs))]
+            choice, note = ToolChoice("none"), "repeat of an earlier call: the answer is written from the results"
+        elif repeat is policy.Repeat.ANSWER:
+            nudge = Message("user", load_prompt("repeat_guard").strip().format(task=s.task))
+            msgs, choice, note = s.msgs + [nudge], ToolChoice("none"), "repeat of an earlier call: asked for an answer instead"
+            s.msgs.append(nudge)
+        else:
+            nudge = Message("user", load_prompt("repeat_change").strip().format(task=s.task))
+            msgs, choice, note = s.msgs + [nudge], ToolChoice("required"), "repeat of a read: asked for the change instead"
+            s.msgs.append(nudge)
+        if s.ev.on_notice:
+            s.ev.on_notice(note)
+        try:
+            grammar = self._grammar(s.schemas, choice, s.path_failed, changes_only=repeat is policy.Repeat.CHANGE)
+        except ConstraintError as e:
+            s.stop = Stop(StopReason.CONSTRAINT_ERROR, str(e))
+            return None
+        assert s.inflight is not None
+        s.inflight.streamed.clear()  # an interrupt now keeps the answer, not the repeat
+        retry = self._generate(msgs, s.schemas, grammar, s.ev, None, s.inflight.streamed, choice)
+        s.usage.add(retry)
+        retry.info["repeat_guard"] = [c.canonical() for c in calls]
+        retry.prompt_tokens += first.prompt_tokens
+        retry.prompt_tokens_evaluated += first.prompt_tokens_evaluated
+        retry.completion_tokens += first.completion_tokens
+        retry.seconds += first.seconds  # the discarded turn took model time too
+        if self._unless_failed(s, retry, t0) is None:
+            return None
+        return (retry, *self._calls(retry, s.step))
+
+    def _run_calls(
+        self, s: "RunState", gen: Generation, calls: list[ToolCall], errors: list[str], content: str, t0: float
+    ) -> None:
+        """Run the turn's calls, append one result per call, and check the stops."""
+        assert s.inflight is not None
+        s.inflight.gen, s.inflight.calls, s.inflight.content = gen, calls, content
+        for c in calls:
+            if s.ev.on_call:
+                s.ev.on_call(c)
+        results = s.inflight.results = s.dispatcher.run(calls)
+        results += [_format_error(s.step, i, e, gen) for i, e in enumerate(errors)]
+        for c, r in zip(calls, results):
+            if s.ev.on_result:
+                s.ev.on_result(c, r)
+            self._note(s, c, r)
+        for r in results:
+            s.msgs.append(Message("tool", r.content, tool_call_id=r.call_id, name=r.name))
+        self._record(s.writer, s.records, s.step, gen, calls, results, errors, t0)
+        s.inflight = None
+        if content:
+            s.answer = content
+        s.stop = s.watch.after_results(calls, results)
+        if s.stop is None and s.dispatcher.retry_exhausted:
+            s.stop = Stop(StopReason.RETRY_LIMIT, "retry limit reached for a tool")
+
+    def _note(self, s: "RunState", c: ToolCall, r: ToolResult) -> None:
+        """What a result tells the repeat check: what is known, corrected, changed."""
+        key = c.canonical()
+        if r.is_error:
+            s.answered.discard(key)
+            if r.error is not None and r.error.retry is not None:
+                s.corrected[key] = ToolCall("", **r.error.retry).canonical()
+            if r.error is not None and r.error.kind in _PATH_ERRORS:
+                s.path_failed.add(c.name)
+        elif (t := self.tools.get(c.name)) is not None and t.irreversible:
+            s.answered.clear()  # the world changed: earlier results may be stale
+            s.changes.add(key)  # the same change again asks for nothing new
+        else:
+            s.answered.add(key)
+
+    def _finish(self, s: "RunState") -> RunResult:
+        assert s.stop is not None
         result = RunResult(
-            answer=answer,
-            stop_reason=stop.reason,
-            message=stop.message,
-            steps=step,
-            usage=usage,
-            trace=str(writer.path) if writer.path else None,
-            history=msgs,
-            records=records,
-            seconds=time.monotonic() - started,
+            answer=s.answer,
+            stop_reason=s.stop.reason,
+            message=s.stop.message,
+            steps=s.step,
+            usage=s.usage,
+            trace=str(s.writer.path) if s.writer.path else None,
+            history=s.msgs,
+            records=s.records,
+            seconds=time.monotonic() - s.started,
         )
-        writer.write({"type": "run_end", **result.to_dict()})
-        writer.close()
+        s.writer.write({"type": "run_end", **result.to_dict()})
+        s.writer.close()
         return result
 
     def _generate(
@@ -406,7 +456,6 @@ class Agent:
         streamed: list[str] | None = None,
         choice: ToolChoice | None = None,
     ) -> Generation:
-        cfg = self.config
         on_text = ev.on_text
         if streamed is not None:
             shown = ev.on_text
@@ -416,23 +465,8 @@ class Agent:
                 if shown:
                     shown(piece)
 
-        return self.backend.generate(
-            msgs,
-            schemas,
-            GenerateOptions(
-                max_tokens=cfg.max_tokens,
-                temperature=cfg.temperature,
-                seed=cfg.seed,
-                grammar=constraint.text if constraint and constraint.engine == "gbnf" else None,
-                regex=constraint.text if constraint and constraint.engine == "outlines" else None,
-                on_text=on_text,
-                call_threshold=threshold,
-                call_heads=constraint.heads if constraint and cfg.jump_forward else (),
-                call_keys=dict(constraint.keys) if constraint and cfg.jump_forward else None,
-                parallel=cfg.parallel_calls,
-                tool_choice=(choice.name or choice.mode) if choice else "auto",
-            ),
-        )
+        options = decoding_options(self.config, constraint, threshold=threshold, choice=choice, on_text=on_text)
+        return self.backend.generate(msgs, schemas, options)
 
     def _check_reuse(self, gen: Generation, previous: int) -> int:
         """Note in ``gen.info`` when the KV cache kept less than the previous prompt,
@@ -446,26 +480,27 @@ class Agent:
             gen.info["kv_reuse_lost"] = lost
         return gen.prompt_tokens
 
-    def _names_workspace_path(self, task: str, choice: ToolChoice) -> bool:
+    def _must_look(self, task: str, choice: ToolChoice) -> bool:
         return (
             self.config.call_when_task_names_path
             and self.config.constrained
             and choice.mode == "auto"
-            and self.workspace is not None
-            and self.workspace.names_a_path(task)
+            and policy.must_look(task, self.workspace)
         )
 
-    def _is_repeat(self, calls: list[ToolCall], answered: set[str], corrected: dict[str, str]) -> bool:
-        """Whether the turn only asks again for results the history holds: the same call,
-        or a call that failed after its corrected form succeeded (the 0.5B model goes back
-        to the path the task named once it has read the right file)."""
+    def _repeat(self, s: "RunState", calls: list[ToolCall]) -> policy.Repeat:
+        """Whether the turn only asks again for what the history holds: the same call, a
+        call that failed after its corrected form succeeded (the 0.5B model goes back to
+        the path the task named once it has read the right file), or a change already
+        made; and if so, what it is taken to mean."""
         cfg = self.config
-        return (
-            cfg.repeat_guard
-            and cfg.constrained
-            and self._choice.mode == "auto"
-            and all(c.canonical() in answered or corrected.get(c.canonical()) in answered for c in calls)
-        )
+        if not (cfg.repeat_guard and cfg.constrained and self._choice.mode == "auto"):
+            return policy.Repeat.NONE
+        known = s.answered | s.changes
+        if not all(c.canonical() in known or s.corrected.get(c.canonical()) in known for c in calls):
+            return policy.Repeat.NONE
+        can_change = cfg.change_on_repeat and any(t.irreversible for t in self.tools)
+        return policy.on_repeat(s.task, bool(s.changes)) if can_change else policy.Repeat.ANSWER
 
     def _fit(self, msgs: list[Message], schemas: list[dict[str, Any]]) -> tuple[list[Message], Stop | None]:
         """Fold old results so that the prompt plus one reply fits the window."""
@@ -542,36 +577,32 @@ class Agent:
             }
         )
 
-    def _forced_answer(
-        self,
-        stop: Stop,
-        msgs: list[Message],
-        schemas: list[dict[str, Any]],
-        usage: Usage,
-        partial: str,
-        ev: Events,
-    ) -> str:
-        """The best answer available after a forced stop, marked as forced."""
-        answer = partial
-        wants_final = stop.reason in (
+    def _forced_answer(self, s: "RunState") -> str:
+        """The best answer available after a forced stop, marked as forced: written from
+        the evidence gathered, saying what was found and what was not done."""
+        assert s.stop is not None
+        answer = s.answer
+        wants_final = s.stop.reason in (
             StopReason.MAX_STEPS,
             StopReason.REPEATED_CALL,
             StopReason.CONSECUTIVE_ERRORS,
             StopReason.RETRY_LIMIT,
         )
         if self.config.final_answer_on_stop and wants_final:
-            ask = list(msgs) + [
-                Message("user", "Stop calling tools now. Answer the task as well as you can with what you found.")
-            ]
+            if self.config.answer_from_evidence:
+                reason = f"{s.stop.reason.value}: {s.stop.message}"
+                ask = _system_turn(s.msgs) + [Message("user", policy.answer_prompt(s.task, s.msgs, forced=reason))]
+            else:
+                ask = list(s.msgs) + [Message("user", load_prompt("final_answer").strip())]
             try:
-                grammar = self._grammar(schemas, ToolChoice("none"))
-                gen = self._generate(ask, schemas, grammar, ev, None, choice=ToolChoice("none"))
-                usage.add(gen)
+                grammar = self._grammar(s.schemas, ToolChoice("none"))
+                gen = self._generate(ask, s.schemas, grammar, s.ev, None, choice=ToolChoice("none"))
+                s.usage.add(gen)
                 if gen.finish_reason != "error":
                     answer = parse(gen.text).content or answer
             except (ConstraintError, KeyboardInterrupt):
                 pass
-        note = load_prompt("forced_stop").strip().format(reason=stop.reason.value, message=stop.message)
+        note = load_prompt("forced_stop").strip().format(reason=s.stop.reason.value, message=s.stop.message)
         return f"{note}\n{answer}".rstrip()
 
 
@@ -589,6 +620,32 @@ def overview(root: Path, limit: int = 40) -> str:
 
 
 @dataclass
+class RunState:
+    """Everything one run carries from step to step (an Agent holds none of it, so one
+    Agent can run several tasks)."""
+
+    task: str
+    msgs: list[Message]
+    schemas: list[dict[str, Any]]
+    ev: Events
+    writer: TraceWriter
+    watch: StopWatch
+    dispatcher: Dispatcher
+    usage: Usage = field(default_factory=lambda: Usage())
+    records: list[StepRecord] = field(default_factory=list)
+    step: int = 0
+    stop: Stop | None = None
+    answer: str = ""
+    answered: set[str] = field(default_factory=set)  # calls whose results are in the history
+    corrected: dict[str, str] = field(default_factory=dict)  # a failed call -> the corrected call its error offered
+    changes: set[str] = field(default_factory=set)  # irreversible calls that succeeded
+    path_failed: set[str] = field(default_factory=set)  # tools called with a wrong path
+    reused_before: int = 0  # the previous prompt's length, while the history only grows
+    inflight: "_InFlight | None" = None  # the step under way, for an interrupt
+    started: float = field(default_factory=time.monotonic)
+
+
+@dataclass
 class _InFlight:
     """The step under way: what an interrupt would otherwise lose."""
 
@@ -603,6 +660,11 @@ class _InFlight:
 
 # Errors that say a path argument named nothing usable (see Workspace.resolve).
 _PATH_ERRORS = frozenset({"not_found", "not_a_file", "not_a_dir"})
+
+
+def _system_turn(msgs: list[Message]) -> list[Message]:
+    """The system turn alone (its KV state is kept), or nothing."""
+    return msgs[:1] if msgs and msgs[0].role == "system" else []
 
 
 def _failure(gen: Generation) -> Stop | None:

@@ -168,9 +168,11 @@ def test_max_steps_forces_a_marked_answer(tmp_path: Path) -> None:
     assert result.steps == 3 and len(steps_of(trace)) == 3
     assert result.answer.startswith("[stopped: max_steps]")
     assert result.answer.endswith("what I found so far")
-    # The forced final turn asked for prose, after the last result.
+    # The forced final turn asked for prose from the task and every result, saying why it stopped.
     assert len(fake.requests) == 4
-    assert "Stop calling tools" in fake.requests[-1][-1].content
+    final = fake.requests[-1]
+    assert [m.role for m in final] == ["user"] and final[0].content.startswith("The task was: the task")
+    assert all(f"value of {i}" in final[0].content for i in range(3)) and "max_steps" in final[0].content
     assert trace[-1]["stop_reason"] == "max_steps"
 
 

@@ -1,0 +1,99 @@
+"""The agent's decisions about the model's next turn, in one place: when the first step
+must call a tool, what a repeated call means, when and how an answer is written from the
+evidence gathered. Each was chosen on the dev split of the task suite (see the README);
+the loop asks, this module decides."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from enum import Enum
+
+from .messages import Message, ToolCall, ToolResult
+from .prompt import load_prompt
+from .workspace import Workspace
+
+# Tokens that start structured output: a call's envelope, or a call in disguise.
+STRUCTURED_STARTS = ("{", "[", "`", "<")
+
+# A task that asks for a change: one of these verbs leads a sentence or follows "please".
+_CHANGE = re.compile(
+    r"(?:^|[.!?:;]\s+|\bplease\s+|,\s*)(create|write|make|add|append|put|fix|correct|rename|replace|change|set|"
+    r"update|edit|delete|remove|copy|save|insert|move|take)\b",
+    re.IGNORECASE,
+)
+# A question about the folder itself, with no path named: look before answering.
+_ABOUT_WORKSPACE = re.compile(
+    r"\b(this|the|our|my)\s+(project|folder|repo|repository|directory|workspace|codebase|package|service|app)\b"
+    r"|\bin here\b|\bhere\b\s*\?",
+    re.IGNORECASE,
+)
+
+
+def wants_change(task: str) -> bool:
+    """Whether the task asks for a change to the workspace (not only for an answer)."""
+    return bool(_CHANGE.search(task.strip()))
+
+
+def must_look(task: str, workspace: Workspace | None) -> bool:
+    """Whether the first step must call a tool: the task names a file or folder (there or
+    not), asks about the folder itself ("this project"), or asks for a change."""
+    if workspace is None:
+        return False
+    return workspace.names_a_path(task) or bool(_ABOUT_WORKSPACE.search(task)) or wants_change(task)
+
+
+class Repeat(str, Enum):
+    """What a turn that only repeats earlier calls is taken to mean."""
+
+    NONE = "none"  # not a repeat
+    ANSWER = "answer"  # the results are in: write the answer from them
+    CHANGE = "change"  # the file is read: now make the change the task asks for
+
+
+def on_repeat(task: str, changed: bool) -> Repeat:
+    """A repeat in a task that asks for a change, before any change succeeded, means the
+    model is stuck before the edit; otherwise the evidence is in and the answer is due."""
+    return Repeat.CHANGE if wants_change(task) and not changed else Repeat.ANSWER
+
+
+@dataclass
+class Evidence:
+    """A successful call and what it returned."""
+
+    call: ToolCall
+    result: ToolResult
+
+    def render(self, limit: int) -> str:
+        args = ", ".join(f"{k}={v!r}" for k, v in self.call.arguments.items())
+        text = self.result.content
+        if len(text) > limit:
+            text = text[:limit] + "\n[... cut]"
+        return f"{self.call.name}({args}) returned:\n{text}"
+
+
+def evidence(history: list[Message]) -> list[Evidence]:
+    """Every successful call of the history with its result, each distinct result once."""
+    calls = {c.id: c for m in history if m.role == "assistant" for c in m.tool_calls}
+    out: list[Evidence] = []
+    seen: set[str] = set()
+    for m in history:
+        if m.role != "tool" or m.tool_call_id not in calls or m.content.startswith("error ("):
+            continue
+        if m.content in seen:
+            continue
+        seen.add(m.content)
+        c = calls[m.tool_call_id]
+        out.append(Evidence(c, ToolResult(c.id, c.name, m.content)))
+    return out
+
+
+def answer_prompt(task: str, history: list[Message], *, forced: str | None = None, limit: int = 6000) -> str:
+    """The user turn an answer is written from: the question and the evidence alone, not
+    the whole conversation with its errors and repeated calls. ``forced``: why the run
+    stopped early, so that the answer says what was found and what was not done."""
+    found = evidence(history)
+    per = max(400, limit // max(1, len(found)))
+    body = "\n\n".join(e.render(per) for e in found) or "(no tool call succeeded)"
+    name = "answer_forced" if forced else "answer"
+    return load_prompt(name).strip().format(task=task, evidence=body, reason=forced or "")
