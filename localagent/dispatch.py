@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import ctypes
 import json
+import os
+import re
 import sys
 import threading
 import time
@@ -21,6 +23,7 @@ import traceback
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from io import StringIO
+from pathlib import Path
 from typing import Any, TextIO, TypeVar
 
 from pydantic import BaseModel
@@ -323,7 +326,8 @@ class Dispatcher:
         printed = worker.out.getvalue()
         box = worker.box
         if "error" in box:
-            return "", printed, _exception_info(t, box["error"])
+            root = self.ctx.workspace.root if self.ctx.workspace is not None else None
+            return "", printed, _exception_info(t, box["error"], root)
         try:
             return _to_text(box["value"]), printed, None
         except Exception:  # TypeError, ValueError, and RecursionError for a deeply nested value
@@ -357,17 +361,40 @@ def _marker(t: Tool | None, cut: int, total: int, offset: int, pages: bool) -> s
     return line + "]"
 
 
-def _exception_info(t: Tool, e: BaseException) -> ToolErrorInfo:
+def _exception_info(t: Tool, e: BaseException, root: Path | None) -> ToolErrorInfo:
     if isinstance(e, WorkspaceError):  # already phrased for the model
         return e.info
-    try:
-        text = " ".join(str(e).split())[:300]
-    except Exception:  # an exception whose __str__ raises
-        text = ""
+    if isinstance(e, OSError) and e.strerror:  # its str() names the absolute path
+        names = [n for n in (e.filename, e.filename2) if n is not None and not isinstance(n, int)]
+        text = e.strerror + "".join(f" ('{_path_for_model(os.fsdecode(n), root)}')" for n in names)
+    else:
+        try:
+            text = _hide_paths(" ".join(str(e).split())[:300], root)
+        except Exception:  # an exception whose __str__ raises
+            text = ""
     message = f"'{t.name}' raised {type(e).__name__}" + (f": {text}" if text else "")
     # The traceback is for the trace file only; the model never sees it.
     tb = "".join(traceback.format_exception(type(e), e, e.__traceback__))
     return ToolErrorInfo(kind="tool_exception", message=message, detail={"traceback": tb})
+
+
+def _path_for_model(name: str, root: Path | None) -> str:
+    """``name`` as the model may see it: relative to the root, or no path at all if outside."""
+    if not os.path.isabs(name):
+        return name
+    if root is not None and Path(name).is_relative_to(root):
+        return Path(name).relative_to(root).as_posix() or "."
+    return "a path outside the workspace"
+
+
+# An absolute path of two or more names ('/home/u/proj/x'); not the tail of a URL or a relative path.
+_ABSOLUTE = re.compile(r"(?<![\w.:/~-])/(?:[\w.@+-]+/)+[\w.@+-]*")
+
+
+def _hide_paths(text: str, root: Path | None) -> str:
+    """``text`` with absolute paths made relative to the root, or hidden if outside it: the
+    model is never told where on the host the workspace is."""
+    return _ABSOLUTE.sub(lambda m: _path_for_model(m.group(0).rstrip("/") or "/", root), text)
 
 
 def _to_text(value: Any) -> str:

@@ -194,7 +194,7 @@ class Workspace:
         except NotADirectoryError:  # 'README.md/x': a file used as a folder
             st = None
         except OSError as e:
-            _fail("invalid_path", f"path '{given}' cannot be accessed: {e.strerror or e}")
+            _fail("invalid_path", f"path '{given}' cannot be accessed: {e.strerror or type(e).__name__}")
         if st is None:
             if must_exist:
                 alts = self.closest(given, kind)

@@ -1,10 +1,12 @@
 """Dispatch: one result per call, in order, whatever the tools do."""
 
 import json
+import os
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Annotated
 
 import pytest
@@ -17,7 +19,7 @@ from localagent.dispatch import Dispatcher, estimate_tokens, truncate
 from localagent.errors import ToolErrorInfo
 from localagent.messages import ToolCall
 from localagent.tools import Tool, ToolContext, ToolSet, tool
-from localagent.workspace import WorkspaceError
+from localagent.workspace import Workspace, WorkspaceError
 
 release = threading.Event()  # lets the hanging tool end once its test is over
 
@@ -366,3 +368,60 @@ def test_truncate_keeps_the_longest_fitting_head(text: str, limit: int) -> None:
     assert cut == words(text) - words(head)
     if head != text and limit > 0:  # longest: one more character would not fit
         assert words(text[: len(head) + 1]) > limit
+
+
+# ── no host paths to the model ──
+
+
+def _refuse(name: str, where: str) -> Callable[..., object]:
+    def refuse(*args: object, **kwargs: object) -> object:
+        raise PermissionError(13, "Permission denied", where)
+
+    return refuse
+
+
+@pytest.mark.parametrize("where", ["inside", "outside"])
+@pytest.mark.parametrize("function", ["scandir", "mkdir", "open", "stat", "lstat", "replace"])
+def test_os_errors_reach_the_model_without_host_paths(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, function: str, where: str
+) -> None:
+    from toolcalls import dispatcher
+
+    root = tmp_path / "proj"
+    (root / "src").mkdir(parents=True)
+    (root / "src" / "a.py").write_text("x = 1\n")
+    d = dispatcher(Workspace(root))
+    path = str(root / "private") if where == "inside" else "/home/u/.ssh/id_rsa"
+    calls = [
+        ToolCall("1", "list_dir", {"path": "src"}),
+        ToolCall("2", "read_file", {"path": "src/a.py"}),
+        ToolCall("3", "search", {"pattern": "x"}),
+        ToolCall("4", "write_file", {"path": "src/new/b.py", "content": "y\n"}),
+        ToolCall("5", "edit_file", {"path": "src/a.py", "old": "1", "new": "2"}),
+        ToolCall("6", "run_command", {"command": "true"}),
+    ]
+    monkeypatch.setattr(os, function, _refuse(function, path))
+    results = d.run(calls)
+    monkeypatch.undo()
+    for r in results:
+        assert str(tmp_path) not in r.content and "/home/u" not in r.content, (function, r.content)
+    failed = [r.content for r in results if r.error is not None and r.error.kind == "tool_exception"]
+    if where == "inside":
+        assert all("'private'" in c for c in failed if "Permission denied" in c), failed
+
+
+def test_absolute_paths_in_other_exceptions_are_made_relative_or_hidden(tmp_path: Path) -> None:
+    root = tmp_path / "proj"
+    root.mkdir()
+
+    @tool
+    def leaky(which: str) -> str:
+        """Raise with a path in the message."""
+        raise ValueError(f"cannot parse {root}/src/cfg.toml near {which}; see https://x.org/a/b")
+
+    d = Dispatcher(ToolSet([leaky]), ToolContext(Workspace(root)))
+    r = d.run([ToolCall("c", "leaky", {"which": "/etc/ssl/certs"})])[0]
+    assert r.content == (
+        "error (tool_exception): 'leaky' raised ValueError: cannot parse src/cfg.toml near "
+        "a path outside the workspace; see https://x.org/a/b"
+    )
