@@ -3,8 +3,13 @@ approval granted, so that only the sandbox stands in the way. Zero may escape: e
 with a structured error, or (for names that only look like tricks) stays inside the root;
 nothing outside is read or changed.
 
+Version-control folders are a third kind: reading them is allowed, writing is refused (a hook
+written there would run later), whatever case, Unicode form or invisible character the name
+is given in, since a case-insensitive or normalising filesystem would find the real folder.
+
 run_command is not in the corpus: a command is not confined by the sandbox, which is why it
-is off unless enabled and each call needs a person's approval.
+is off unless enabled and each call needs a person's approval. Races (a folder swapped for a
+link while a tool runs) are in tests/test_races.py.
 """
 
 from __future__ import annotations
@@ -27,13 +32,14 @@ from localagent.workspace import Workspace, WorkspaceError
 SECRET = "SECRET-CONTENT-7731"
 REFUSED = "refused"  # outside_workspace or invalid_path: the sandbox said no
 LITERAL = "literal"  # a plain (odd) name inside the root: not found, or created inside
+PROTECTED = "protected"  # inside the root, in (or folding to) a version-control folder: no write
 
 
 @dataclass(frozen=True)
 class Attempt:
     id: str
     path: str
-    expect: str  # REFUSED or LITERAL
+    expect: str  # REFUSED, LITERAL or PROTECTED
 
 
 def corpus(base: Path) -> list[Attempt]:
@@ -103,6 +109,38 @@ def corpus(base: Path) -> list[Attempt]:
         Attempt("leading-space-dotdot", " ../secret.txt", LITERAL),
         Attempt("dotdot-semicolon", "..;/secret.txt", LITERAL),
         Attempt("three-dots", ".../secret.txt", LITERAL),
+        Attempt("bidi-override-dotdot", "\u202e../outside/secret.txt", LITERAL),
+        Attempt("c1-next-line", "\x85../outside/secret.txt", LITERAL),
+        Attempt("one-dot-leader", "\u2024\u2024/outside/secret.txt", LITERAL),
+        Attempt("dot-space-dot", ". ./outside/secret.txt", LITERAL),
+        Attempt("percent-nul", "..%00/secret.txt", LITERAL),
+        Attempt("tilde-user", "~root/.ssh/authorized_keys", LITERAL),
+        # more traversal, links and special files
+        Attempt("delete-char", "\x7f../outside/secret.txt", REFUSED),
+        Attempt("dotdot-from-deep", "src/inner/../../../outside/secret.txt", REFUSED),
+        Attempt("dotdot-many-dots", "src/./././../../outside/secret.txt", REFUSED),
+        Attempt("through-a-file", "notes.txt/../../outside/secret.txt", REFUSED),
+        Attempt("through-a-fifo", "fifo/../../outside/secret.txt", REFUSED),
+        Attempt("trailing-dot", "../outside/secret.txt/.", REFUSED),
+        Attempt("link-file-slash", "link_file/", REFUSED),
+        Attempt("link-dir-dot", "link_dir/./secret.txt", REFUSED),
+        Attempt("abs-proc-environ", "/proc/self/environ", REFUSED),
+        Attempt("abs-proc-fd", "/proc/self/fd/0", REFUSED),
+        # version-control folders: readable, never writable, however the name is spelt
+        Attempt("git-hook", ".git/hooks/pre-commit", PROTECTED),
+        Attempt("git-config", ".git/config", PROTECTED),
+        Attempt("git-upper", ".GIT/hooks/pre-commit", PROTECTED),
+        Attempt("git-mixed-case", ".Git/config", PROTECTED),
+        Attempt("git-zero-width-non-joiner", ".g\u200cit/hooks/post-checkout", PROTECTED),
+        Attempt("git-zero-width-space", ".g\u200bit/config", PROTECTED),
+        Attempt("git-byte-order-mark", "\ufeff.git/config", PROTECTED),
+        Attempt("git-soft-hyphen", ".git\u00ad/config", PROTECTED),
+        Attempt("git-fullwidth-stop", "\uff0egit/config", PROTECTED),
+        Attempt("git-fullwidth-letters", ".\uff47\uff49\uff54/config", PROTECTED),
+        Attempt("git-through-dotdot", "src/../.git/hooks/pre-commit", PROTECTED),
+        Attempt("git-through-a-link", "gitlink/hooks/pre-commit", PROTECTED),
+        Attempt("hg", ".hg/hgrc", PROTECTED),
+        Attempt("svn-upper", ".SVN/entries", PROTECTED),
     ]
     return a
 
@@ -125,6 +163,9 @@ def base(tmp_path: Path) -> Path:
     (root / "up").symlink_to("..")
     (root / "loop").symlink_to("loop")
     (root / "devnull").symlink_to("/dev/null")
+    (root / ".git" / "hooks").mkdir(parents=True)
+    (root / ".git" / "config").write_text("[core]\n")
+    (root / "gitlink").symlink_to(".git")
     os.mkfifo(root / "fifo")
     return tmp_path
 
@@ -138,11 +179,14 @@ def sock(base: Path) -> Iterator[None]:
 
 
 def snapshot(base: Path) -> dict[str, str]:
-    """Every file and link outside the root, with a hash of its content or target."""
+    """Every file, folder and link outside the root and in its .git, with a hash of its content or target."""
     out = {}
-    for d in (base / "outside", base / "ws-evil"):
+    for d in (base / "outside", base / "ws-evil", base / "ws" / ".git"):
         for p in sorted(d.rglob("*")):
-            out[str(p)] = os.readlink(p) if p.is_symlink() else hashlib.sha256(p.read_bytes()).hexdigest()
+            if p.is_symlink():
+                out[str(p)] = os.readlink(p)
+            else:
+                out[str(p)] = "folder" if p.is_dir() else hashlib.sha256(p.read_bytes()).hexdigest()
     return out
 
 
@@ -158,8 +202,9 @@ def calls_for(a: Attempt) -> list[tuple[str, dict[str, object]]]:
 
 def test_the_corpus_is_large_enough(tmp_path: Path) -> None:
     attempts = corpus(tmp_path)
-    assert len(attempts) >= 30 and len({a.id for a in attempts}) == len(attempts)
-    assert sum(a.expect == REFUSED for a in attempts) >= 30
+    assert len(attempts) >= 80 and len({a.id for a in attempts}) == len(attempts)
+    assert sum(a.expect == REFUSED for a in attempts) >= 50
+    assert sum(a.expect == PROTECTED for a in attempts) >= 12
 
 
 def test_zero_escapes_through_the_tools(base: Path, sock: None) -> None:
@@ -176,7 +221,10 @@ def test_zero_escapes_through_the_tools(base: Path, sock: None) -> None:
             if SECRET in r.content:
                 escapes.append("read " + where)
             if r.error is None:
-                if a.expect == REFUSED or name not in ("write_file", "list_dir", "search"):
+                if a.expect == PROTECTED:
+                    if name in ("write_file", "edit_file"):
+                        escapes.append("written " + where)
+                elif a.expect == REFUSED or name not in ("write_file", "list_dir", "search"):
                     escapes.append("not refused " + where)
                 continue
             # A structured error: a kind, one line for the model, no traceback.
@@ -184,6 +232,8 @@ def test_zero_escapes_through_the_tools(base: Path, sock: None) -> None:
             assert "Traceback" not in r.content and r.error.kind != "tool_exception", where
             if a.expect == REFUSED:
                 assert r.error.kind in ("outside_workspace", "invalid_path"), where
+            if a.expect == PROTECTED and name == "write_file":
+                assert r.error.kind == "invalid_path" and "version-control folder" in r.content, where
         d.reset_retries()
     assert escapes == []
     assert snapshot(base) == before, "something outside the root changed"
@@ -203,7 +253,7 @@ def test_literal_names_stay_inside_the_root(base: Path, sock: None) -> None:
         except WorkspaceError as e:
             assert a.expect == REFUSED or e.info.kind == "invalid_path", a.id
             continue
-        assert a.expect == LITERAL, f"{a.id} resolved to {p}"
+        assert a.expect in (LITERAL, PROTECTED), f"{a.id} resolved to {p}"
         assert p.is_relative_to(ws.root), f"{a.id} escaped to {p}"
 
 

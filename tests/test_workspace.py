@@ -1,13 +1,15 @@
 """Every sandbox refusal, and the suggestions that come with not-found errors."""
 
+import builtins
 import os
 import socket
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from localagent.errors import ConfigError
-from localagent.workspace import Workspace, WorkspaceError, is_text
+from localagent.workspace import Workspace, WorkspaceError, fold_name, is_text, unreadable
 
 
 @pytest.fixture
@@ -174,3 +176,40 @@ def test_is_text_and_text_files(ws: Workspace) -> None:
 def test_names_a_path(ws: Workspace, text: str, named: bool) -> None:
     (ws.root / "Makefile").write_text("CC = cc\n")
     assert ws.names_a_path(text) is named
+
+
+def test_an_unreadable_file_is_reported_as_unreadable_not_binary(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from toolcalls import call
+
+    (tmp_path / "secret.txt").write_text("x\n")
+    (tmp_path / "plain.txt").write_text("x\n")
+    real_open = builtins.open
+
+    def refusing(file: Any, *args: Any, **kwargs: Any) -> Any:  # as chmod 000 would, for a user who is not root
+        if str(file).endswith("secret.txt"):
+            raise PermissionError(13, "Permission denied", str(file))
+        return real_open(file, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "open", refusing)
+    ws = Workspace(tmp_path)
+    assert unreadable(tmp_path / "secret.txt") == "permission denied" and unreadable(tmp_path / "plain.txt") is None
+    for r in (call(ws, "read_file", path="secret.txt"), call(ws, "write_file", path="secret.txt", content="y\n")):
+        assert r.error is not None and r.error.kind == "unreadable", r.content
+        assert "cannot be read (permission denied)" in r.content and "binary" not in r.content
+
+
+def test_a_folder_that_is_the_roots_own_git_by_identity_is_protected(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from toolcalls import call
+
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "alias").mkdir()  # stands for what a bind mount or a case-folding filesystem makes
+    real = os.path.samefile
+    monkeypatch.setattr(os.path, "samefile", lambda a, b: Path(a).name == "alias" and Path(b).name == ".git" or real(a, b))
+    r = call(Workspace(tmp_path), "write_file", path="alias/hooks/pre-commit", content="rm -rf ~\n")
+    assert r.error is not None and "version-control folder" in r.content
+    assert not (tmp_path / "alias" / "hooks").exists()
+
+
+def test_fold_name() -> None:
+    assert {fold_name(n) for n in (".GIT", ".g\u200cit", "\ufeff.git", ".\uff47\uff49\uff54", "\uff0egit", ".git\u00ad")} == {".git"}
+    assert fold_name(".gitignore") == ".gitignore" and fold_name("Straße") == "strasse"
