@@ -10,9 +10,11 @@ person approves what will really happen; see ``approval``.
 # No `from __future__ import annotations`: the tools below are closures whose annotations
 # name `ws`, and they must be evaluated where `ws` is in scope.
 import difflib
+import fnmatch
 import io
 import itertools
 import os
+import posixpath
 import secrets
 import shlex
 import stat
@@ -48,9 +50,10 @@ def workspace_tools(ws: Workspace, *, write: bool = True, allow_commands: bool =
     False) write_file and edit_file; with ``allow_commands``, run_command. The last three are
     irreversible: each call needs a person's approval (see ``approval``); with no approver
     the dispatcher denies them."""
-    tools = _read_tools(ws)
+    seen: set[Path] = set()  # files read whole in this session: a write may replace them
+    tools = _read_tools(ws, seen)
     if write:
-        tools += _write_tools(ws)
+        tools += _write_tools(ws, seen)
     if allow_commands:
         tools.append(_command_tool(ws))
     return tools
@@ -68,7 +71,7 @@ def _shown(name: str) -> str:
 # ── read-only ────────────────────────────────────────────────────────────────────────────
 
 
-def _read_tools(ws: Workspace) -> list[Tool]:
+def _read_tools(ws: Workspace, seen: set[Path]) -> list[Tool]:
     @tool(timeout=10.0)
     def read_file(
         path: Annotated[
@@ -79,13 +82,8 @@ def _read_tools(ws: Workspace) -> list[Tool]:
         offset: Annotated[int, Field(ge=0, description="Lines to skip first; 0 starts at line 1.")] = 0,
         length: Annotated[int, Field(ge=1, le=2000, description="Most lines to return.")] = 200,
     ) -> str:
-        """Read lines of a text file in the workspace, as plain text (no line numbers).
-
-        offset and length count lines: offset=0, length=200 returns lines 1-200; to read on,
-        call again with the offset the end marker gives. Do not use it on folders (use
-        list_dir) or binary files. Example: {"path": "src/main.py", "offset": 0}.
-        On failure it returns an error naming the closest existing paths.
-        """
+        """Read a text file (lines offset+1 to offset+length), ending with its line count.
+        For a folder use list_dir."""
         p = ws.resolve(path, kind="file")
         with open(p, encoding="utf-8", errors="replace", newline="") as f:
             lines = list(itertools.islice(f, offset, offset + length + 1))  # +1: is there more?
@@ -99,12 +97,13 @@ def _read_tools(ws: Workspace) -> list[Tool]:
             )
         more = len(lines) > length
         text = "".join(lines[:length])
+        end = "" if text.endswith("\n") or not text else "\n"
         if more:
-            nxt = offset + length
-            text += ("" if text.endswith("\n") else "\n") + (
-                f"[... more lines follow; call read_file with offset={nxt} to read more]"
-            )
-        return text
+            return text + end + f"[... more lines follow; call read_file with offset={offset + length} to read more]"
+        if offset == 0:
+            seen.add(p)
+        n = offset + len(lines)
+        return text + end + f"[end of {ws.relative(p)}: {n} line{'s' * (n != 1)}]"
 
     @tool(timeout=10.0)
     def list_dir(
@@ -115,12 +114,8 @@ def _read_tools(ws: Workspace) -> list[Tool]:
         ] = ".",
         max_entries: Annotated[int, Field(ge=1, le=1000, description="Most entries to return.")] = 200,
     ) -> str:
-        """List a folder of the workspace: one name per line, folders first, ending in '/'.
-
-        Only the folder itself, not its subfolders: call again on a subfolder to go deeper.
-        Do not use it to read a file (use read_file). Example: {"path": "src"}.
-        On failure it returns an error naming the closest existing folders.
-        """
+        """List a folder: one name per line, folders first (ending in '/'), then counts.
+        Not its subfolders' contents."""
         p = ws.resolve(path, kind="dir")
         dirs: list[str] = []
         files: list[str] = []
@@ -140,31 +135,26 @@ def _read_tools(ws: Workspace) -> list[Tool]:
                 f"\n[... {len(names) - len(shown)} more entries not shown; "
                 f"call list_dir with a larger max_entries or on a subfolder]"
             )
-        return text
+        return text + f"\n[{_count(len(dirs), 'folder')}, {_count(len(files), 'file')}]"
 
     @tool(timeout=20.0)
     def search(
         pattern: Annotated[
             str,
-            Field(min_length=1, max_length=500, description="The text to find, e.g. 'def main' or 'TODO'."),
+            Field(min_length=1, max_length=500, description="The text to find."),
         ],
         path: Annotated[
             str,
             WorkspacePath(workspace=ws),
-            Field(description="Folder or file to search, relative to the root, e.g. 'src'; '.' is everything."),
+            Field(description="Folder or file to search; '.' is everything."),
         ] = ".",
         regex: Annotated[
-            bool, Field(description="Read pattern as a regular expression (RE2: no backreferences or lookarounds), e.g. 'def \\w+_test'.")
+            bool, Field(description="Read pattern as a regular expression (RE2).")
         ] = False,
         max_results: Annotated[int, Field(ge=1, le=500, description="Most matching lines to return.")] = 50,
     ) -> str:
-        """Find the lines that contain a text in the workspace's text files, like grep.
-
-        Returns one 'path:line: text' per match; case is ignored unless the pattern has a
-        capital letter. Do not use it to read a file whose path you know (use read_file).
-        Example: {"pattern": "VERSION", "path": "src"}. With no match it says so.
-        On failure (a bad path or regex) it returns an error saying what to change.
-        """
+        """Find the lines holding a text in the files under a path, like grep: one
+        'path:line: text' per match. Case is ignored unless the pattern has a capital."""
         try:
             matches = compile_search(pattern, regex=regex)
         except PatternError as e:
@@ -200,9 +190,41 @@ def _read_tools(ws: Workspace) -> list[Tool]:
             notes.append("[... more matches not shown; narrow the pattern or path, or raise max_results]")
         if not hits:
             return "\n".join([f"no matches for {pattern!r} in '{where}' ({searched} text files searched)", *notes])
+        if not full:
+            notes.append(f"[{_count(len(hits), 'match', 'matches')} in {_count(len({h.split(':', 1)[0] for h in hits}), 'file')}]")
         return "\n".join(hits + notes)
 
-    return [read_file, list_dir, search]
+    @tool(timeout=20.0)
+    def find_files(
+        pattern: Annotated[str, Field(min_length=1, max_length=200, description="A file name pattern, e.g. '*.txt'.")],
+        path: Annotated[str, WorkspacePath(kind="dir", workspace=ws), Field(description="Folder to look under; '.' is everything.")] = ".",
+    ) -> str:
+        """Find files by name under a folder and its subfolders (a glob such as '*.txt');
+        says how many there are and lists their paths."""
+        start = ws.resolve(path, kind="dir")
+        found = sorted(rel for rel, is_dir in ws.walk(start=start) if not is_dir and _glob(pattern, rel))
+        where = ws.relative(start)
+        if not found:
+            return f"no files named like {pattern!r} under '{where}'"
+        head = f"{_count(len(found), 'file')} named like {pattern!r} under '{where}':"
+        return "\n".join([head, *(_shown(f) for f in found[:MAX_FOUND])] + ([f"[... {len(found) - MAX_FOUND} more]"] * (len(found) > MAX_FOUND)))
+
+    return [read_file, list_dir, search, find_files]
+
+
+MAX_FOUND = 200  # paths find_files lists
+
+
+def _count(n: int, one: str, many: str | None = None) -> str:
+    """'1 file', '3 files': a count a small model copies rather than works out."""
+    return f"{n} {one if n == 1 else (many or one + 's')}"
+
+
+def _glob(pattern: str, rel: str) -> bool:
+    """Whether a relative path matches: the pattern against the file name, or against the
+    whole path when it holds a '/'."""
+    name = rel if "/" in pattern else posixpath.basename(rel)
+    return fnmatch.fnmatchcase(name.lower(), pattern.lower())
 
 
 def _text_files(ws: Workspace, start: Path) -> Iterator[tuple[str, Path]]:
@@ -373,16 +395,30 @@ def _write_atomic(ws: Workspace, p: Path, text: str) -> None:
         os.close(dfd)
 
 
-def _write_tools(ws: Workspace) -> list[Tool]:
-    def planned_write(path: str, content: str) -> tuple[Path, str | None, str]:
+def _write_tools(ws: Workspace, seen: set[Path]) -> list[Tool]:
+    def planned_write(path: str, content: str, append: bool = False) -> tuple[Path, str | None, str]:
         p = _check_writable(ws, path)
-        return p, _read_text(ws, p), content
+        before = _read_text(ws, p)
+        if before is not None and append:
+            return p, before, before + ("\n" if before and not before.endswith("\n") else "") + content
+        if before is not None and p not in seen and _drops_most(before, content):
+            # A small model asked to add a line writes the line alone: refuse to erase unread text.
+            n = before.count("\n") + (not before.endswith("\n"))
+            _fail(
+                "not_read",
+                f"'{ws.relative(p)}' exists ({_count(n, 'line')}) and was not read; this would erase it. "
+                "Read it first, or set append=true to add to its end",
+                "content",
+            )
+        return p, before, content
 
-    def planned_edit(path: str, old: str, new: str) -> tuple[Path, str | None, str]:
+    def planned_edit(path: str, old: str, new: str, every: bool = False) -> tuple[Path, str | None, str]:
         p = _check_writable(ws, path)
         before = _read_text(ws, p)
         if before is None:
             _fail("not_found", f"path '{path}' not found; use write_file to create a file", "path")
+        if every and old in before and old != new:
+            return p, before, before.replace(old, new)
         return p, before, apply_edit(before, old, new)[0]
 
     @tool(irreversible=True, timeout=10.0)
@@ -390,63 +426,50 @@ def _write_tools(ws: Workspace) -> list[Tool]:
         path: Annotated[
             str,
             WorkspacePath(kind="file", must_exist=False, workspace=ws),
-            Field(description="File to create or replace, relative to the root, e.g. 'todo.md'."),
+            Field(description="File to create or replace."),
         ],
-        content: Annotated[
-            str,
-            Field(max_length=MAX_WRITE_CHARS, description="The whole new text of the file, e.g. '# Todo\\n- tests\\n'."),
-        ],
+        content: Annotated[str, Field(max_length=MAX_WRITE_CHARS, description="The whole new text of the file.")],
+        append: Annotated[bool, Field(description="Add content at the end of the file instead of replacing it.")] = False,
     ) -> str:
-        """Create a text file, or replace everything in an existing one, with content.
-
-        Missing folders are created. A person must approve each call; if they refuse, the
-        result says so: do not retry, answer instead. Do not use it to change part of a
-        file (use edit_file) or when the task does not ask for a change.
-        Example: {"path": "todo.md", "content": "- write tests\\n"}.
-        On failure (a folder, a binary file, outside the workspace) it returns an error.
-        """
-        p, before, after = planned_write(path, content)
+        """Create a file, replace all of one, or (append=true) add lines at its end. To
+        change part of a file use edit_file. A person approves each call."""
+        p, before, after = planned_write(path, content, append)
         _write_atomic(ws, p, after)
-        what = "created" if before is None else "replaced"
-        return f"{what} '{ws.relative(p)}' ({len(after.encode('utf-8'))} bytes)"
+        what = "created" if before is None else "appended to" if append else "replaced"
+        return f"{what} '{ws.relative(p)}' ({_count(after.count(chr(10)) + (not after.endswith(chr(10))), 'line')} now)"
 
     @tool(irreversible=True, timeout=10.0)
     def edit_file(
         path: Annotated[
             str,
             WorkspacePath(kind="file", text=True, max_bytes=MAX_EDIT_BYTES, workspace=ws),
-            Field(description="Existing text file to change, relative to the root, e.g. 'src/main.py'."),
+            Field(description="Existing file to change."),
         ],
         old: Annotated[
-            str,
-            Field(
-                min_length=1,
-                max_length=MAX_WRITE_CHARS,
-                description="The exact text to replace, copied from the file, e.g. \"VERSION = '1.0'\"; it must occur once.",
-            ),
+            str, Field(min_length=1, max_length=MAX_WRITE_CHARS, description="The exact text to replace, copied from the file.")
         ],
-        new: Annotated[
-            str,
-            Field(max_length=MAX_WRITE_CHARS, description="The text to put in its place, e.g. \"VERSION = '1.1'\"; '' deletes it."),
-        ],
+        new: Annotated[str, Field(max_length=MAX_WRITE_CHARS, description="The text to put in its place.")],
+        all: Annotated[bool, Field(description="Replace every occurrence, not only a unique one.")] = False,
     ) -> str:
-        """Replace one exact, unique piece of text in a file, leaving the rest as it is.
-
-        old must appear exactly once: if it appears more often, add neighbouring lines to
-        it. A person must approve each call; if they refuse, do not retry, answer instead.
-        Do not use it to create a file or rewrite all of one (use write_file).
-        Example: {"path": "src/main.py", "old": "VERSION = '1.0'", "new": "VERSION = '1.1'"}.
-        On failure (old text missing or not unique) the error says how to fix the call.
-        """
-        p, before, after = planned_edit(path, old, new)
+        """Replace exact text in a file, leaving the rest as it is: old must occur once,
+        or set all=true to replace every occurrence. A person approves each call."""
+        p, before, after = planned_edit(path, old, new, all)
         assert before is not None
-        line = apply_edit(before, old, new)[1]
         _write_atomic(ws, p, after)
-        return f"edited '{ws.relative(p)}' at line {line}"
+        if all and before.count(old) > 1:
+            return f"edited '{ws.relative(p)}': {before.count(old)} occurrences replaced"
+        return f"edited '{ws.relative(p)}' at line {apply_edit(before, old, new)[1]}"
 
-    write_file.preview = lambda a: _diff_preview(ws, *planned_write(a["path"], a["content"]))
-    edit_file.preview = lambda a: _diff_preview(ws, *planned_edit(a["path"], a["old"], a["new"]))
+    write_file.preview = lambda a: _diff_preview(ws, *planned_write(a["path"], a["content"], a.get("append", False)))
+    edit_file.preview = lambda a: _diff_preview(ws, *planned_edit(a["path"], a["old"], a["new"], a.get("all", False)))
     return [write_file, edit_file]
+
+
+def _drops_most(before: str, after: str) -> bool:
+    """Whether writing ``after`` over ``before`` loses most of its non-blank lines."""
+    old = [ln.strip() for ln in before.splitlines() if ln.strip()]
+    kept = set(ln.strip() for ln in after.splitlines())
+    return bool(old) and sum(ln in kept for ln in old) * 2 < len(old)
 
 
 def _diff_preview(ws: Workspace, p: Path, before: str | None, after: str) -> str:
@@ -487,15 +510,8 @@ def _command_tool(ws: Workspace) -> Tool:
             int, Field(ge=1, le=MAX_COMMAND_SECONDS, description="Seconds before it is killed, e.g. 30.")
         ] = 30,
     ) -> str:
-        """Run a program in the workspace folder and return its exit code and output.
-
-        There is no shell: pipes, redirects, '&&', '*' and '$VAR' are passed as plain words.
-        A person must approve each call; if they refuse, do not retry, answer instead.
-        Do not use it to read, list or search files (use read_file, list_dir, search).
-        Example: {"command": "python -m pytest -q tests/test_main.py", "timeout": 60}.
-        Returns 'exit code N' and the output (long output keeps its head and tail).
-        On failure (program not found, timeout) it returns an error.
-        """
+        """Run a program (no shell: pipes, '*' and '$VAR' are plain words) in the workspace
+        folder; returns its exit code and output. A person approves each call."""
         return commands.run(ws.root, _argv(command), timeout)
 
     run_command.preview = lambda a: (

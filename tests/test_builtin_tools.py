@@ -27,23 +27,27 @@ def ws(tmp_path: Path) -> Workspace:
     return Workspace(tmp_path)
 
 
+_SETS: dict[int, ToolSet] = {}
+
+
 def call(ws: Workspace, name: str, **arguments: object) -> ToolResult:
-    tools = ToolSet(workspace_tools(ws, write=True, allow_commands=True))
+    # One tool set per workspace, as in a run: a read is remembered by the writes after it.
+    tools = _SETS.get(id(ws)) or _SETS.setdefault(id(ws), ToolSet(workspace_tools(ws, write=True, allow_commands=True)))
     d = Dispatcher(tools, ToolContext(ws), max_result_tokens=100_000, approver=lambda t, c: (True, ""))
     return d.run([ToolCall("c", name, dict(arguments))])[0]
 
 
 def test_descriptions_are_written_for_the_model(ws: Workspace) -> None:
+    # Short, and without example values: the 0.5B model copied them ('VERSION') into its calls.
     for t in workspace_tools(ws, write=True, allow_commands=True):
-        assert "Do not use" in t.description and "Example:" in t.description
-        assert "On failure" in t.description
+        assert len(t.description) <= 240 and "Example:" not in t.description, t.name
         assert all("description" in p for p in t.parameters["properties"].values())
     read = workspace_tools(ws)[0]
-    assert "count lines" in read.description and read.parameters["required"] == ["path"]
+    assert "line count" in read.description and read.parameters["required"] == ["path"]
 
 
 def test_read_file_whole_small_file(ws: Workspace) -> None:
-    assert call(ws, "read_file", path="README.md").content == "# title\nbody"
+    assert call(ws, "read_file", path="README.md").content == "# title\nbody\n[end of README.md: 2 lines]"
 
 
 def test_read_file_pages_by_lines(ws: Workspace) -> None:
@@ -54,7 +58,7 @@ def test_read_file_pages_by_lines(ws: Workspace) -> None:
     r = call(ws, "read_file", path="src/main.py", offset=200, length=50)
     assert r.content.splitlines()[0] == "line 201"
     r = call(ws, "read_file", path="src/main.py", offset=290)
-    assert r.content.splitlines() == [f"line {i}" for i in range(291, 301)]  # no marker at the end
+    assert r.content.splitlines() == [f"line {i}" for i in range(291, 301)] + ["[end of src/main.py: 300 lines]"]
 
 
 def test_read_file_offset_past_the_end(ws: Workspace) -> None:
@@ -79,8 +83,8 @@ def test_read_file_refusals(ws: Workspace) -> None:
 
 def test_list_dir_root_sorted_folders_first(ws: Workspace) -> None:
     r = call(ws, "list_dir")
-    assert r.content.splitlines() == ["empty/", "many/", "src/", "README.md", "logo.png"]
-    assert call(ws, "list_dir", path="src").content == "b.py\nmain.py"
+    assert r.content.splitlines() == ["empty/", "many/", "src/", "README.md", "logo.png", "[3 folders, 2 files]"]
+    assert call(ws, "list_dir", path="src").content == "b.py\nmain.py\n[0 folders, 2 files]"
     assert call(ws, "list_dir", path="empty").content == "(empty folder)"
 
 
@@ -103,8 +107,8 @@ def test_list_dir_refusals(ws: Workspace) -> None:
 
 def test_tool_sets_are_small_and_declare_irreversibility(ws: Workspace) -> None:
     names = lambda **kw: [t.name for t in workspace_tools(ws, **kw)]  # noqa: E731
-    assert names(write=False) == ["read_file", "list_dir", "search"]
-    assert names() == ["read_file", "list_dir", "search", "write_file", "edit_file"]
+    assert names(write=False) == ["read_file", "list_dir", "search", "find_files"]
+    assert names() == ["read_file", "list_dir", "search", "find_files", "write_file", "edit_file"]
     assert names(write=True, allow_commands=True)[-1] == "run_command"
     for t in workspace_tools(ws, write=True, allow_commands=True):
         assert t.irreversible == (t.name in ("write_file", "edit_file", "run_command")), t.name
@@ -128,9 +132,9 @@ def code(tmp_path: Path) -> Workspace:
 
 def test_search_is_case_insensitive_unless_the_pattern_has_capitals(code: Workspace) -> None:
     lines = call(code, "search", pattern="version").content.splitlines()
-    assert [ln.split(":")[0] for ln in lines] == ["README.md", "src/a.py", "src/a.py", "src/b.py"]
+    assert [ln.split(":")[0] for ln in lines] == ["README.md", "src/a.py", "src/a.py", "src/b.py", "[4 matches in 3 files]"]
     assert lines[1] == "src/a.py:1: VERSION = '1.0'"
-    assert call(code, "search", pattern="VERSION").content == "src/a.py:1: VERSION = '1.0'"
+    assert call(code, "search", pattern="VERSION").content == "src/a.py:1: VERSION = '1.0'\n[1 match in 1 file]"
 
 
 def test_search_skips_binary_files_and_vcs_folders_and_bounds_lines(code: Workspace) -> None:
@@ -141,10 +145,10 @@ def test_search_skips_binary_files_and_vcs_folders_and_bounds_lines(code: Worksp
 
 
 def test_search_in_a_folder_or_a_file_and_with_a_regex(code: Workspace) -> None:
-    assert call(code, "search", pattern="main", path="src").content == "src/a.py:2: def main():"
+    assert call(code, "search", pattern="main", path="src").content == "src/a.py:2: def main():\n[1 match in 1 file]"
     assert call(code, "search", pattern="x", path="src/b.py").content.startswith("src/b.py:1: x = 1")
     r = call(code, "search", pattern=r"def \w+\(", regex=True)
-    assert r.content == "src/a.py:2: def main():"
+    assert r.content == "src/a.py:2: def main():\n[1 match in 1 file]"
     assert call(code, "search", pattern="def \\w+\\(").content.startswith("no matches")  # literal by default
 
 
@@ -179,10 +183,11 @@ def test_search_never_reads_through_a_link_out(code: Workspace, tmp_path_factory
 
 def test_write_file_creates_with_folders_and_replaces(ws: Workspace) -> None:
     r = call(ws, "write_file", path="notes/todo.md", content="- tests\n")
-    assert r.content == "created 'notes/todo.md' (8 bytes)"
+    assert r.content == "created 'notes/todo.md' (1 line now)"
     assert (ws.root / "notes" / "todo.md").read_text() == "- tests\n"
     (ws.root / "README.md").chmod(0o640)
-    assert call(ws, "write_file", path="README.md", content="new").content == "replaced 'README.md' (3 bytes)"
+    call(ws, "read_file", path="README.md")  # replacing a file needs it read first
+    assert call(ws, "write_file", path="README.md", content="new").content == "replaced 'README.md' (1 line now)"
     assert (ws.root / "README.md").read_text() == "new"
     assert (ws.root / "README.md").stat().st_mode & 0o777 == 0o640  # mode kept
     assert not [p for p in ws.root.iterdir() if p.name.endswith(".tmp")]
@@ -194,6 +199,7 @@ def test_write_file_replaces_a_hard_link_instead_of_writing_through_it(
     outside = tmp_path_factory.mktemp("outside") / "victim.txt"
     outside.write_text("keep me\n")
     os.link(outside, ws.root / "hard.txt")
+    call(ws, "read_file", path="hard.txt")
     assert call(ws, "write_file", path="hard.txt", content="x").error is None
     assert outside.read_text() == "keep me\n" and (ws.root / "hard.txt").read_text() == "x"
 
