@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 import os
-import termios
 from collections.abc import Iterable
 
 from .dispatch import Approver, call_with_timeout
@@ -127,7 +126,7 @@ class TerminalApprover:
                 text = describe_call(t, call, self.max_lines)
             except PreviewUnavailable as e:
                 return False, f"{e}, so nobody was asked and it did not run; do not retry it"
-            termios.tcflush(fd, termios.TCIFLUSH)  # keys typed before the question are no answer to it
+            _discard_typed_ahead(fd)
             os.write(fd, (_clean_line() + text + "Allow it? [y]es, [N]o, [a]lways for this tool: ").encode("utf-8", "replace"))
             answer = _read_line(fd)
         finally:
@@ -143,6 +142,15 @@ class TerminalApprover:
         if word.lower() in ("", "n", "no"):
             return False, REFUSED
         return False, f"they said: {printable(word)[:300]}"
+
+
+def _discard_typed_ahead(fd: int) -> None:
+    """Throw away keys typed before the question appears: they are no answer to it."""
+    try:
+        import termios  # POSIX only
+    except ImportError:
+        return
+    termios.tcflush(fd, termios.TCIFLUSH)
 
 
 def _clean_line() -> str:
