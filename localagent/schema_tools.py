@@ -30,7 +30,7 @@ def definition_of(definition: Any) -> tuple[str, str, dict[str, Any]]:
         definition = definition["function"]
     if not isinstance(definition, Mapping) or not isinstance(definition.get("name"), str):
         raise ConfigError("a tool definition is an object with a string 'name' (and 'description', 'parameters')")
-    name = definition["name"]
+    name = _check_name(definition["name"])
     description = definition.get("description") or ""
     params = definition.get("parameters")
     params = {"type": "object", "properties": {}} if params is None else params

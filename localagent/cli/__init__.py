@@ -46,6 +46,7 @@ def _register() -> None:
     from . import chat as chat_cmd
     from . import config as config_cmd
     from . import tasks as tasks_cmd
+    from . import serve as serve_cmd
 
     app.add_typer(models_cmd.app, name="models")
     stats_cmd.register(app)
@@ -54,6 +55,7 @@ def _register() -> None:
     chat_cmd.register(app)
     config_cmd.register(app)
     tasks_cmd.register(app)
+    serve_cmd.register(app)
     try:
         from . import run as run_cmd
     except ImportError:  # pragma: no cover - during bring-up

@@ -20,6 +20,7 @@ from ..trace import new_trace_path
 
 if TYPE_CHECKING:
     from ..assemble import Setup
+    from ..backends import Backend
     from ..loop import Agent, RunResult
 
 
@@ -132,7 +133,7 @@ def build_agent(
     """The agent a front end runs: tools in ROOT, the approver, the model loaded
     (or, with ``base_url``, the server that serves it)."""
     from ..assemble import assemble, default_config, workspace_setup
-    from ..backends import load_llama, load_server
+    from ..backends import load_server
 
     check_root(root)
     setup = workspace_setup(root, tools_file=tools_file, allow_commands=allow_commands, yes=yes, allow=() if mcp else allow)
@@ -144,17 +145,24 @@ def build_agent(
             base_url, model=model, api_key=api_key, dialect=server_dialect, n_ctx=n_ctx, timeout=server_timeout
         )
     else:
-        try:
-            backend = load_llama(model, n_ctx=n_ctx, n_gpu_layers=n_gpu_layers, verbose=verbose, progress=progress)
-        except BackendError as e:
-            if verbose:  # llama.cpp's reason is on the screen already
-                raise
-            # Without --verbose, llama.cpp's log (which says why) is silenced.
-            raise BackendError(f"{e} (llama.cpp's reason is in its log: run again with --verbose)") from None
+        backend = load_model(model, n_ctx=n_ctx, n_gpu_layers=n_gpu_layers, verbose=verbose, progress=progress)
     config = default_config(
         limits=limits or Limits(), temperature=temperature, seed=seed, constrained=constrained, tool_choice=tool_choice
     )
     return assemble(backend, setup, config)
+
+
+def load_model(model: str | None, *, n_ctx: int, n_gpu_layers: int, verbose: bool, progress: bool) -> "Backend":
+    """The model loaded in-process; a file llama.cpp refuses points to --verbose."""
+    from ..backends import load_llama
+
+    try:
+        return load_llama(model, n_ctx=n_ctx, n_gpu_layers=n_gpu_layers, verbose=verbose, progress=progress)
+    except BackendError as e:
+        if verbose:  # llama.cpp's reason is on the screen already
+            raise
+        # Without --verbose, llama.cpp's log (which says why) is silenced.
+        raise BackendError(f"{e} (llama.cpp's reason is in its log: run again with --verbose)") from None
 
 
 def _with_mcp(setup: "Setup", specs: "Sequence[str]", *, yes: bool, allow: "Sequence[str]") -> "Setup":
