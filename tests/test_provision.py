@@ -169,9 +169,11 @@ def test_no_pull_not_cached(cache: Path) -> None:
 
 def test_cache_dir_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("LOCALAGENT_CACHE", str(tmp_path / "x"))
-    assert provision.cache_dir() == tmp_path / "x"
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert provision.cache_dir() == tmp_path / "x"  # the variable wins over the platform's folder
     monkeypatch.delenv("LOCALAGENT_CACHE")
-    assert provision.cache_dir() == Path.home() / ".cache" / "localagent" / "models"
+    if sys.platform.startswith("linux"):  # elsewhere platformdirs has the platform's own folder
+        assert provision.cache_dir() == tmp_path / "xdg" / "localagent" / "models"
 
 
 def test_pull_caches_and_second_pull_is_noop(cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -301,7 +303,7 @@ entry = ModelEntry(id="fake", file="fake.gguf", bytes=len(data), sha256=hashlib.
                    chat_format="ChatML", tool_format="generic")
 
 def half_then_hang(entry, dest, progress):
-    download = dest.parent / ".fake.gguf.hf-x1y2"  # as fetch_from_hf names its folder
+    download = dest.parent / ".fake.gguf.hf-x1y2"  # as fetch_from_hf named its folder before the hub cache
     download.mkdir()
     (download / "blob.incomplete").write_bytes(data[:100])
     with dest.open("wb") as f:
@@ -360,9 +362,88 @@ def test_a_torn_stamp_means_hashing_again_not_trusting(cache: Path, monkeypatch:
 # --- the real sources, without network ------------------------------------------------------
 
 
-def test_hf_skipped_offline(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+@pytest.fixture
+def hub(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """An empty hub cache of our own, and no setting that keeps the hub out."""
+    from huggingface_hub import constants
+
+    root = tmp_path / "hub"
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(root))
+    for var in ("HF_HUB_OFFLINE", "LOCALAGENT_NO_HF"):
+        monkeypatch.delenv(var, raising=False)
+    return root
+
+
+def in_hub_cache(root: Path, repo: str, file: str, data: bytes) -> Path:
+    """Put ``data`` into a hub cache as huggingface_hub lays it out: a blob, a ref, a snapshot link."""
+    folder = root / ("models--" + repo.replace("/", "--"))
+    blob = folder / "blobs" / hashlib.sha256(data).hexdigest()
+    blob.parent.mkdir(parents=True, exist_ok=True)
+    blob.write_bytes(data)
+    (folder / "refs").mkdir(exist_ok=True)
+    (folder / "refs" / "main").write_text("c0ffee")
+    snap = folder / "snapshots" / "c0ffee" / file
+    snap.parent.mkdir(parents=True, exist_ok=True)
+    snap.symlink_to(os.path.relpath(blob, snap.parent))
+    return snap
+
+
+HUB_ENTRY = {"hf": {"repo": "a/b", "file": "fake.gguf"}}
+HUB_ONLY = [Source("huggingface", provision.fetch_from_hf)]
+
+
+def _no_network(*args: object, **kw: object) -> None:
+    raise AssertionError("the hub was asked")
+
+
+@pytest.mark.parametrize("linkable", [True, False])
+def test_a_model_in_the_hub_cache_is_found_there_without_network(
+    cache: Path, hub: Path, monkeypatch: pytest.MonkeyPatch, linkable: bool
+) -> None:
+    import huggingface_hub
+
+    in_hub_cache(hub, "a/b", "fake.gguf", DATA)
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    with pytest.raises(SourceUnavailable, match="HF_HUB_OFFLINE"):
+    monkeypatch.setattr(huggingface_hub, "hf_hub_download", _no_network)
+    monkeypatch.setattr(huggingface_hub, "get_session", _no_network)
+    if not linkable:  # another file system: a copy
+        monkeypatch.setattr(os, "link", lambda src, dst: (_ for _ in ()).throw(OSError(18, "cross-device link")))
+    path = provision.pull_entry(fake_entry(**HUB_ENTRY), sources=HUB_ONLY, progress=False)
+    assert path == cache / "fake.gguf" and path.read_bytes() == DATA
+    blob = next((hub / "models--a--b" / "blobs").iterdir())
+    assert (path.stat().st_ino == blob.stat().st_ino) is linkable  # linked: no second copy on disk
+
+
+def test_a_hub_download_goes_through_the_hubs_cache_and_is_checked(
+    cache: Path, hub: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import huggingface_hub
+
+    asked: list[object] = []
+    served = [DATA[:-1] + b"!", DATA]  # first a damaged file of the right size, then the real one
+
+    class Session:
+        def head(self, url: str, timeout: float) -> None:
+            asked.append(("head", timeout))
+
+    def download(repo: str, filename: str, **kw: object) -> str:
+        asked.append(("download", repo, filename, sorted(kw)))
+        return str(in_hub_cache(hub / str(len(asked)), repo, filename, served.pop(0)))
+
+    monkeypatch.setattr(huggingface_hub, "get_session", Session)
+    monkeypatch.setattr(huggingface_hub, "hf_hub_download", download)
+    with pytest.raises(ProvisionError, match="huggingface: sha256 mismatch"):
+        provision.pull_entry(fake_entry(**HUB_ENTRY), sources=HUB_ONLY, progress=False)
+    assert (cache / "fake.gguf.corrupt").exists() and not (cache / "fake.gguf").exists()
+    path = provision.pull_entry(fake_entry(**HUB_ENTRY), sources=HUB_ONLY, progress=False)
+    assert path.read_bytes() == DATA
+    # No local_dir: the file goes to the hub's own cache, where an interrupted download resumes.
+    assert asked[:2] == [("head", provision._HF_TIMEOUT_S), ("download", "a/b", "fake.gguf", ["etag_timeout"])]
+
+
+def test_hf_skipped_offline(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, hub: Path) -> None:
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    with pytest.raises(SourceUnavailable, match="not in the hub cache.*HF_HUB_OFFLINE"):
         provision.fetch_from_hf(fake_entry(hf={"repo": "a/b", "file": "x"}), tmp_path / "x.partial", False)
     monkeypatch.delenv("HF_HUB_OFFLINE")
     monkeypatch.setenv("LOCALAGENT_NO_HF", "1")

@@ -20,11 +20,12 @@ from typing import Any
 
 import llama_cpp
 
+from ..paths import folder
+
 
 def default_dir() -> Path:
-    """``LOCALAGENT_PREFIX_CACHE``, else ``~/.cache/localagent/prefix``."""
-    env = os.environ.get("LOCALAGENT_PREFIX_CACHE")
-    return Path(env) if env else Path.home() / ".cache" / "localagent" / "prefix"
+    """``LOCALAGENT_PREFIX_CACHE``, else the user cache folder's ``prefix`` (``~/.cache/localagent/prefix`` on Linux)."""
+    return folder("cache", "prefix", env="LOCALAGENT_PREFIX_CACHE")
 
 
 def cache_key(model_path: Path, template: str, tokens: list[int], n_ctx: int) -> str:
