@@ -307,3 +307,27 @@ def test_the_serve_command_on_the_fake_model() -> None:
         proc.send_signal(signal.SIGINT)
         _, err = proc.communicate(timeout=20)
     assert f"localagent serve: fake at http://127.0.0.1:{port}/v1" in err and "Traceback" not in err
+
+
+@pytest.mark.filterwarnings("ignore:Function 'read_file' has decorators")  # defined inside the test
+def test_smolagents_drives_a_file_task_through_the_server(served: Served, tmp_path: Any) -> None:
+    smolagents = pytest.importorskip("smolagents")
+    (tmp_path / "notes").mkdir()
+    (tmp_path / "notes" / "launch.txt").write_text("The launch code is PURPLE-42.\n")
+
+    @smolagents.tool
+    def read_file(path: str) -> str:
+        """Read a text file of the workspace.
+
+        Args:
+            path: The file's path, relative to the workspace.
+        """
+        return (tmp_path / path).read_text()
+
+    served.fake.enqueue(call_text("read_file", path="notes/launch.txt"), call_text("final_answer", answer="PURPLE-42"))
+    model = smolagents.OpenAIServerModel(model_id="local", api_base=served.url + "/v1", api_key="secret")
+    agent = smolagents.ToolCallingAgent(tools=[read_file], model=model, max_steps=3, verbosity_level=0)
+    assert agent.run("What is the launch code written in the notes folder?") == "PURPLE-42"
+    assert [o.tool_choice for o in served.fake.options] == ["required", "required"]  # as smolagents asks
+    tool_turn = [m for m in served.fake.requests[1] if "PURPLE-42" in m.content]
+    assert tool_turn, "the tool's result reached the model"
