@@ -34,19 +34,23 @@ FAST = Retries(attempts=3, backoff_s=0.01, max_wait_s=1.0)
 class Stub:
     """A chat-completion server whose answers come from a queue; records every request."""
 
-    def __init__(self) -> None:
+    def __init__(self, protocol: str = "HTTP/1.0") -> None:
         self.replies: deque[Reply] = deque()
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
+        self.ports: list[int] = []  # the client's port of every request: one port, one connection
         self.owner = "llamacpp"
         self.model_card: dict[str, Any] = {}
         stub = self
 
         class Handler(BaseHTTPRequestHandler):
+            protocol_version = protocol  # HTTP/1.1 keeps the connection open after a reply with a length
+
             def log_message(self, *args: Any) -> None:
                 pass
 
             def do_GET(self) -> None:
+                stub.ports.append(self.client_address[1])
                 if self.path == "/v1/models":
                     card = {"id": "stub-model", "object": "model", "owned_by": stub.owner, **stub.model_card}
                     _send(self, 200, {"object": "list", "data": [card]})
@@ -54,6 +58,7 @@ class Stub:
                     _send(self, 404, {"detail": "Not Found"})
 
             def do_POST(self) -> None:
+                stub.ports.append(self.client_address[1])
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
                 if self.path in ("/tokenize", "/extras/tokenize"):
                     text = body.get("content") or body.get("input") or ""
@@ -141,9 +146,25 @@ def slow(seconds: float, then: Reply) -> Reply:
     return reply
 
 
+@pytest.fixture(autouse=True)
+def no_proxy(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The stub is on this machine: a proxy set in the environment must not be used for it."""
+    for var in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY"):
+        monkeypatch.delenv(var, raising=False)
+        monkeypatch.delenv(var.lower(), raising=False)
+
+
 @pytest.fixture
 def stub() -> Iterator[Stub]:
     s = Stub()
+    yield s
+    s.server.shutdown()
+    s.server.server_close()
+
+
+@pytest.fixture
+def stub11() -> Iterator[Stub]:
+    s = Stub("HTTP/1.1")
     yield s
     s.server.shutdown()
     s.server.server_close()
@@ -294,6 +315,34 @@ def test_non_streaming_reply(stub: Stub) -> None:
     assert stub.requests[0]["stream"] is False
 
 
+def test_one_connection_is_kept_alive_across_the_steps(stub11: Stub) -> None:
+    body = {"choices": [{"index": 0, "message": {"content": "ok"}, "finish_reason": "stop"}]}
+    stub11.enqueue(*[status(200, body)] * 3)
+    b = stub11.backend(stream=False)
+    for _ in range(3):
+        assert b.generate(MSGS, [], GenerateOptions()).text == "ok"
+    assert len(stub11.ports) == 1 + 3 + 3  # /v1/models, then a reply and a count of its tokens each step
+    assert len(set(stub11.ports)) == 1
+    b.close()
+
+
+def test_the_proxy_from_the_environment_is_used(stub: Stub, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HTTP_PROXY", stub.url)  # the stub answers as the proxy: it sees absolute URLs
+    stub.enqueue(sse("via the proxy"))
+    gen = ServerBackend("http://model.invalid:8080", retries=FAST).generate(MSGS, [], GenerateOptions())
+    assert gen.text == "via the proxy"
+    assert stub.requests[0]["path"] == "http://model.invalid:8080/v1/chat/completions"
+    monkeypatch.setenv("NO_PROXY", "model.invalid")
+    gen = ServerBackend("http://model.invalid:8080", retries=FAST).generate(MSGS, [], GenerateOptions())
+    assert gen.finish_reason == "error" and "cannot resolve the host name" in (gen.error or "")
+
+
+def test_a_json_reply_to_a_streamed_request_is_read_as_one_body(stub: Stub) -> None:
+    stub.enqueue(status(200, {"choices": [{"index": 0, "message": {"content": "whole"}, "finish_reason": "stop"}]}))
+    gen = stub.backend().generate(MSGS, [], GenerateOptions())
+    assert (gen.text, gen.finish_reason) == ("whole", "stop")
+
+
 # -- the loop validates whatever the server returns --------------------------------------
 
 
@@ -329,6 +378,34 @@ def test_openai_tool_calls_go_through_the_same_parser(stub: Stub, workspace: Pat
     assert second.calls[0].arguments == {"path": "notes.txt"} and "PURPLE-42" in second.results[0].content
     sent = stub.requests[2]["messages"]
     assert sent[-1] == {"role": "tool", "tool_call_id": "call_2_0", "content": second.results[0].content}
+
+
+def test_with_parallel_calls_off_only_the_first_server_call_runs(stub: Stub, workspace: Path) -> None:
+    def call(index: int, path: str) -> dict[str, Any]:
+        tc = {"index": index, "id": f"x{index}", "type": "function",
+              "function": {"name": "read_file", "arguments": json.dumps({"path": path})}}
+        return {"choices": [{"index": 0, "delta": {"tool_calls": [tc]}, "finish_reason": None}]}
+
+    stub.owner = "openai"
+    stub.enqueue(sse(call(0, "notes.txt"), call(1, "missing.txt"), finish="tool_calls"), sse("PURPLE-42"))
+    agent = _agent(stub.backend(), workspace)
+    assert not agent.config.parallel_calls
+    r = agent.run("What is the launch code?")
+    assert r.stop_reason is StopReason.ANSWERED
+    first = r.records[0]
+    assert [c.arguments for c in first.calls] == [{"path": "notes.txt"}]  # the second never ran
+    kinds = [res.error.kind if res.error else "ok" for res in first.results]
+    assert kinds == ["ok", "format_error"] and "one call a turn" in first.results[1].content
+    [assistant] = [m for m in stub.requests[1]["messages"] if m["role"] == "assistant"]
+    assert len(assistant["tool_calls"]) == 1  # the server is told of the one that ran
+
+
+def test_with_parallel_calls_on_every_server_call_runs(stub: Stub) -> None:
+    tcs = [{"index": i, "function": {"name": "read_file", "arguments": '{"path": "a"}'}} for i in (0, 1)]
+    stub.owner = "openai"
+    stub.enqueue(sse({"choices": [{"index": 0, "delta": {"tool_calls": tcs}, "finish_reason": None}]}, finish="tool_calls"))
+    gen = stub.backend().generate(MSGS, TOOLS, GenerateOptions(parallel=True))
+    assert gen.text.count('"name": "read_file"') == 2 and gen.info["server_tool_calls"] == 2
 
 
 # -- failures ------------------------------------------------------------------------
@@ -402,6 +479,23 @@ def test_a_slow_answer_past_the_timeout(stub: Stub) -> None:
     took = time.monotonic() - t0
     assert gen.finish_reason == "error" and "no answer within 0.3 s" in (gen.error or "")
     assert gen.info["attempts"] == 3 and took < 3 * 0.3 + 1.0
+
+
+def test_connecting_has_its_own_timeout() -> None:
+    with socket.socket() as full:  # a listener that never accepts, its queue filled: a connect hangs
+        full.bind(("127.0.0.1", 0))
+        full.listen(0)
+        fillers = [socket.socket() for _ in range(3)]
+        for f in fillers:
+            f.setblocking(False)
+            f.connect_ex(full.getsockname())
+        b = ServerBackend(f"http://127.0.0.1:{full.getsockname()[1]}", timeout=30, connect_timeout=0.2, retries=FAST)
+        t0 = time.monotonic()
+        gen = b.generate(MSGS, [], GenerateOptions())
+        for f in fillers:
+            f.close()
+    assert gen.finish_reason == "error" and "no connection within 0.2 s" in (gen.error or "")
+    assert time.monotonic() - t0 < 5  # the 30 s for the reply never started
 
 
 def test_a_port_with_nothing_listening() -> None:

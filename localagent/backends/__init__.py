@@ -34,12 +34,17 @@ def load_server(
     dialect: str = "auto",
     n_ctx: int = 8192,
     timeout: float = 120.0,
+    connect_timeout: float = 10.0,
 ) -> Backend:
     """A model behind an OpenAI-compatible server at ``base_url``. The server is asked
     once who it is (for the dialect, the model name and its context size); when it
-    cannot be reached yet, it is asked again at the first request."""
+    cannot be reached yet, it is asked again at the first request. ``timeout`` is how
+    long a reply may keep silent, ``connect_timeout`` how long connecting may take."""
     from .server import ServerBackend
 
-    backend = ServerBackend(base_url, model=model, api_key=api_key, dialect=dialect, n_ctx=n_ctx, timeout=timeout)
+    backend = ServerBackend(
+        base_url, model=model, api_key=api_key, dialect=dialect, n_ctx=n_ctx, timeout=timeout,
+        connect_timeout=connect_timeout,
+    )
     backend.probe()
     return backend

@@ -19,7 +19,11 @@ Dialects:
 - ``auto``: ``GET /v1/models`` says who owns the model (``llamacpp``, ``vllm``,
   ``me`` for llama-cpp-python); anything else is spoken to as ``openai``.
 
-Only the standard library is used (``http.client``), one connection a request.
+HTTP is httpx2's (pydantic's maintained httpx, which huggingface-hub brings too):
+one client per backend, so its connections are kept alive across the steps of a
+run; the proxies set in the environment (``HTTPS_PROXY``, ``NO_PROXY``) are
+honoured; connecting and waiting for the reply have their own timeouts; the
+stream is read with its server-sent-events parser.
 Connection errors, timeouts, 5xx and 429 answers, malformed and cut-off replies
 are retried with capped exponential backoff; when the tries run out the step
 ends as ``finish_reason="error"`` with the text streamed so far kept.
@@ -27,14 +31,16 @@ ends as ``finish_reason="error"`` with the text streamed so far kept.
 
 from __future__ import annotations
 
-import http.client
 import json
+import re
 import socket
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Literal, get_args
 from urllib.parse import urlsplit
+
+import httpx2
 
 from ..dispatch import estimate_tokens
 from ..errors import ConfigError
@@ -119,13 +125,19 @@ class _Reply:
             if choice.get("finish_reason"):
                 self.finish = str(choice["finish_reason"])
 
-    def full_text(self) -> str:
+    def full_text(self, one_call: bool = False) -> str:
         """The content, then each server-parsed call in our envelope, exactly as sent: a call
-        whose arguments are not a JSON object fails the local parser like any other."""
+        whose arguments are not a JSON object fails the local parser like any other. With
+        ``one_call`` (parallel calls off), a call after the first becomes a block that is no
+        JSON, so the parser answers it with a format error and it never runs, as in-process,
+        where the grammar allows one call."""
         out = "".join(self.text)
-        for i in sorted(self.calls):
+        for n, i in enumerate(sorted(self.calls)):
             c = self.calls[i]
             body = f'{{"name": {json.dumps(c["name"])}, "arguments": {c["arguments"].strip() or "{}"}}}'
+            if one_call and n:
+                name = re.sub(r"[^\w.-]", "", c["name"])[:64] or "?"
+                body = f"not run: one call a turn, and this {name} call came after another; make it in a later turn"
             out += ("\n" if out else "") + f"{CALL_OPEN}\n{body}\n{CALL_CLOSE}"
         return out
 
@@ -146,6 +158,7 @@ class ServerBackend:
         dialect: str = "auto",
         n_ctx: int = 8192,
         timeout: float = 120.0,
+        connect_timeout: float = 10.0,
         retries: Retries = Retries(),
         stream: bool = True,
     ):
@@ -155,12 +168,13 @@ class ServerBackend:
         if url.scheme not in ("http", "https") or not url.hostname:
             raise ConfigError(f"--base-url {base_url!r} is not an http(s) URL such as http://127.0.0.1:8080")
         self.base_url = base_url
-        self._https = url.scheme == "https"
-        self._host, self._port = url.hostname, url.port or (443 if self._https else 80)
         root = url.path.rstrip("/")
-        self._root = root[: -len("/v1")] if root.endswith("/v1") else root  # /tokenize lives outside /v1
+        root = root[: -len("/v1")] if root.endswith("/v1") else root  # /tokenize lives outside /v1
+        self._root = f"{url.scheme}://{url.netloc}{root}"
         self.model, self.api_key, self.dialect = model, api_key, dialect
-        self.timeout, self.retries, self.stream = timeout, retries, stream
+        self.timeout, self.connect_timeout = timeout, connect_timeout  # waiting for the reply; connecting
+        self.retries, self.stream = retries, stream
+        self._client: httpx2.Client | None = None  # made at the first request, kept for keep-alive
         self.context_size = n_ctx
         self.server: str | None = None  # who serves it, once asked (see probe)
         self._tokenize_ok = True
@@ -310,7 +324,7 @@ class ServerBackend:
                 self._probe()
                 body = self.request_body(messages, tools, options)
                 self._chat(body, reply, _replay(shown, reply, options.on_text))
-                gen = self._generation(reply, messages, tools, t0, attempt, failures, shown)
+                gen = self._generation(reply, messages, tools, t0, attempt, failures, shown, options.parallel)
                 gen.info["constraint"] = next((k for k in _CONSTRAINT_KEYS if k in body), None)
                 return gen
             except _Failure as f:
@@ -336,9 +350,9 @@ class ServerBackend:
 
     def _generation(
         self, reply: _Reply, messages: list[Message], tools: list[dict[str, Any]], t0: float,
-        attempts: int, failures: list[str], shown: list[str],
+        attempts: int, failures: list[str], shown: list[str], parallel: bool,
     ) -> Generation:
-        text = reply.full_text()
+        text = reply.full_text(one_call=not parallel)
         usage = reply.usage
         prompt = _int(usage.get("prompt_tokens")) or self.prompt_tokens(messages, tools)
         completion = _int(usage.get("completion_tokens")) or self.count_tokens(text)
@@ -368,21 +382,15 @@ class ServerBackend:
     def _chat(self, body: dict[str, Any], reply: _Reply, on_piece: Callable[[str], None]) -> None:
         with self._request("POST", "/v1/chat/completions", body, self.timeout) as resp:
             try:
-                if not self.stream:
+                if not _is_stream(resp):  # asked for one JSON body, or a server that does not stream
                     reply.add(_parse(resp.read()), on_piece)
                     return
                 done = False
-                while line := resp.readline():
-                    line = line.strip()
-                    if not line.startswith(b"data:"):
-                        continue  # blank separators, ": ping" comments, event names
-                    data = line[5:].strip()
-                    if data == b"[DONE]":
+                for event in httpx2.EventSource(resp):  # ": ping" comments and blank lines never reach here
+                    if event.data == "[DONE]":
                         done = True
                         break
-                    reply.add(_parse(data), on_piece)
-            except (OSError, http.client.HTTPException) as e:
-                raise _network(e, self.timeout) from None
+                    reply.add(_parse(event.data), on_piece)
             except (ValueError, TypeError, AttributeError, KeyError) as e:
                 raise _Failure(f"malformed reply: {type(e).__name__}: {e}") from None
             if not done and reply.finish is None:
@@ -390,35 +398,44 @@ class ServerBackend:
 
     # -- HTTP --------------------------------------------------------------------------
 
+    def _http(self) -> httpx2.Client:
+        """The one client of this backend: its connections stay open from step to step,
+        and it takes its proxies from the environment."""
+        if self._client is None:
+            headers = {"Accept": "application/json, text/event-stream"}
+            if self.api_key:
+                headers["Authorization"] = f"Bearer {self.api_key}"
+            self._client = httpx2.Client(headers=headers, trust_env=True)
+        return self._client
+
+    def close(self) -> None:
+        """Close the kept-alive connections (a later request opens new ones)."""
+        if self._client is not None:
+            self._client.close()
+            self._client = None
+
     @contextmanager
-    def _request(self, method: str, path: str, body: Any, timeout: float) -> Iterator[http.client.HTTPResponse]:
-        cls = http.client.HTTPSConnection if self._https else http.client.HTTPConnection
-        conn = cls(self._host, self._port, timeout=timeout)
-        headers = {"Accept": "application/json, text/event-stream"}
-        if body is not None:
-            headers["Content-Type"] = "application/json"
-        if self.api_key:
-            headers["Authorization"] = f"Bearer {self.api_key}"
+    def _request(self, method: str, path: str, body: Any, timeout: float) -> Iterator[httpx2.Response]:
+        """The response to one request, its body still to be read; every network failure,
+        while connecting or while reading, is a ``_Failure``."""
+        limits = httpx2.Timeout(timeout, connect=min(timeout, self.connect_timeout))
+        answered = False
         try:
-            try:
-                conn.request(method, self._root + path, json.dumps(body).encode() if body is not None else None, headers)
-                resp = conn.getresponse()
-            except (OSError, http.client.HTTPException) as e:
-                raise _network(e, timeout) from None
-            if resp.status >= 400:
-                raise _status(resp, method, path)
-            yield resp
-        finally:
-            conn.close()
+            with self._http().stream(method, self._root + path, json=body, timeout=limits) as resp:
+                answered = True
+                if resp.status_code >= 400:
+                    raise _status(resp, method, path)
+                yield resp
+        except httpx2.TransportError as e:
+            raise _network(e, limits, answered) from None
 
     def _get_json(self, path: str, timeout: float) -> Any:
         with self._request("GET", path, None, timeout) as resp:
-            return _read_json(resp, timeout)
+            return _parse(resp.read())
 
     def _post_json(self, path: str, body: dict[str, Any]) -> Any:
-        timeout = min(self.timeout, 10.0)
-        with self._request("POST", path, body, timeout) as resp:
-            return _read_json(resp, timeout)
+        with self._request("POST", path, body, min(self.timeout, 10.0)) as resp:
+            return _parse(resp.read())
 
 
 def text_messages(messages: list[Message], schemas: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -498,18 +515,15 @@ def _int(x: Any) -> int | None:
     return x if isinstance(x, int) and not isinstance(x, bool) and x >= 0 else None
 
 
-def _parse(data: bytes) -> Any:
+def _parse(data: str | bytes) -> Any:
     try:
         return json.loads(data)
     except ValueError:
         raise _Failure(f"malformed reply: not JSON: {data[:80]!r}") from None
 
 
-def _read_json(resp: http.client.HTTPResponse, timeout: float) -> Any:
-    try:
-        return _parse(resp.read())
-    except (OSError, http.client.HTTPException) as e:
-        raise _network(e, timeout) from None
+def _is_stream(resp: httpx2.Response) -> bool:
+    return resp.headers.get("content-type", "").partition(";")[0].strip().lower() == "text/event-stream"
 
 
 def _message(data: Any) -> str:
@@ -524,34 +538,45 @@ def _message(data: Any) -> str:
     return str(data)[:200]
 
 
-def _network(e: BaseException, timeout: float) -> _Failure:
+def _network(e: httpx2.TransportError, limits: httpx2.Timeout, answered: bool) -> _Failure:
     """One line for a failed connection or read; all are worth another try."""
-    if isinstance(e, ConnectionRefusedError):
+    cause = _root_cause(e)
+    if isinstance(e, httpx2.ConnectTimeout):
+        return _Failure(f"no connection within {limits.connect:g} s", network=True)
+    if isinstance(e, httpx2.TimeoutException):
+        return _Failure(f"no answer within {limits.read:g} s", network=True)
+    if isinstance(e, httpx2.ProxyError):
+        return _Failure(f"the proxy failed: {e}", network=True)
+    if isinstance(cause, ConnectionRefusedError):
         return _Failure("connection refused (is the server running?)", network=True)
-    if isinstance(e, TimeoutError):
-        return _Failure(f"no answer within {timeout:g} s", network=True)
-    if isinstance(e, socket.gaierror):
-        return _Failure(f"cannot resolve the host name ({e.strerror})", network=True)
-    if isinstance(e, http.client.RemoteDisconnected):
+    if isinstance(cause, socket.gaierror):
+        return _Failure(f"cannot resolve the host name ({cause.strerror})", network=True)
+    if isinstance(e, (httpx2.RemoteProtocolError, httpx2.ReadError, httpx2.WriteError)):
+        if answered:
+            return _Failure("the connection broke in the middle of the reply", network=True)
         return _Failure("the server closed the connection without answering", network=True)
-    if isinstance(e, (http.client.IncompleteRead, ConnectionResetError, BrokenPipeError)):
-        return _Failure("the connection broke in the middle of the reply", network=True)
-    return _Failure(f"network error: {e}", network=True)
+    return _Failure(f"network error: {type(e).__name__}: {e}", network=True)
 
 
-def _status(resp: http.client.HTTPResponse, method: str, path: str) -> _Failure:
+def _root_cause(e: BaseException) -> BaseException:
+    """The exception at the bottom of a chain (httpx2 wraps httpcore2's, which wraps the OSError)."""
+    seen = {id(e)}
+    while (nxt := e.__cause__ or e.__context__) is not None and id(nxt) not in seen:
+        seen.add(id(nxt))
+        e = nxt
+    return e
+
+
+def _status(resp: httpx2.Response, method: str, path: str) -> _Failure:
     """A failure for an HTTP error answer: 429 and 5xx are worth another try."""
-    try:
-        raw = resp.read(65536)
-    except (OSError, http.client.HTTPException):
-        raw = b""
+    raw = resp.read()[:65536]
     try:
         text = _message(json.loads(raw))
     except ValueError:
-        text = raw.decode("utf-8", "replace").strip()[:200] or resp.reason
-    code = resp.status
+        text = raw.decode("utf-8", "replace").strip()[:200] or resp.reason_phrase
+    code = resp.status_code
     try:
-        after: float | None = float(resp.getheader("Retry-After") or "")
+        after: float | None = float(resp.headers.get("Retry-After") or "")
     except ValueError:
         after = None
     if code == 429:
