@@ -134,26 +134,10 @@ def make_tool(
     target = _hints_target(fn)
     try:
         hints = get_type_hints(target, localns=_closure_vars(target), include_extras=True)
-        params = inspect.signature(fn).parameters.values()
+        params = list(inspect.signature(fn).parameters.values())
     except Exception as e:  # unresolvable forward references, a callable without a signature
         raise ConfigError(f"tool {tool_name!r}: cannot read its signature: {e}") from None
-
-    fields: dict[str, Any] = {}
-    context_param = None
-    positional: list[str] = []
-    for p in params:
-        if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
-            continue  # nothing the model could name
-        if p.kind is p.POSITIONAL_ONLY:
-            positional.append(p.name)
-        ann = hints.get(p.name, Any)
-        if ann is ToolContext:
-            context_param = p.name  # supplied by the dispatcher, never by the model
-            continue
-        if p.name in arg_docs and not _has_description(ann):
-            ann = Annotated[ann, Field(description=arg_docs[p.name])]
-        fields[p.name] = (ann, ... if p.default is p.empty else p.default)
-
+    fields, context_param, positional = _fields(params, hints, arg_docs)
     try:
         with warnings.catch_warnings():
             # A parameter called e.g. ``schema`` shadows a BaseModel attribute; harmless here
@@ -170,7 +154,7 @@ def make_tool(
         name=tool_name,
         description=summary,
         parameters=schema,
-        fn=_runner(fn, tuple(positional)),
+        fn=_runner(fn, positional),
         args_model=args_model,
         irreversible=bool(irreversible),
         timeout=timeout,
@@ -179,6 +163,28 @@ def make_tool(
         irreversible_stated=irreversible is not None,
         original=fn,
     )
+
+
+def _fields(
+    params: list[inspect.Parameter], hints: dict[str, Any], arg_docs: dict[str, str]
+) -> tuple[dict[str, Any], str | None, tuple[str, ...]]:
+    """The model-facing fields of a signature, its ToolContext parameter, and its positional-only names."""
+    fields: dict[str, Any] = {}
+    context_param = None
+    positional: list[str] = []
+    for p in params:
+        if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
+            continue  # nothing the model could name
+        if p.kind is p.POSITIONAL_ONLY:
+            positional.append(p.name)
+        ann = hints.get(p.name, Any)
+        if ann is ToolContext:
+            context_param = p.name  # supplied by the dispatcher, never by the model
+            continue
+        if p.name in arg_docs and not _has_description(ann):
+            ann = Annotated[ann, Field(description=arg_docs[p.name])]
+        fields[p.name] = (ann, ... if p.default is p.empty else p.default)
+    return fields, context_param, tuple(positional)
 
 
 def _check_name(name: str) -> str:
