@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import signal
 import sys
 from pathlib import Path
@@ -26,6 +28,35 @@ def _load(path: Path) -> list[Message]:
         return history_from_saved(json.loads(path.read_text(encoding="utf-8")))
     except (OSError, ValueError) as e:
         raise ConfigError(f"cannot resume from {path}: {e}") from None
+
+
+def _line_editing() -> Path | None:
+    """Line editing and the lines of earlier chats at ``you>`` (readline), on a terminal that
+    can edit (not ``TERM=dumb``); the history file, in the state folder, or None."""
+    if not sys.stdin.isatty() or os.environ.get("TERM") == "dumb":
+        return None
+    try:
+        import readline
+    except ImportError:  # no readline (Windows): plain input
+        return None
+    from ..paths import folder
+
+    path = folder("state", "chat_history")
+    with contextlib.suppress(OSError):
+        readline.read_history_file(path)
+    readline.set_history_length(1000)
+    return path
+
+
+def _save_history(path: Path | None) -> None:
+    """Write the history after each line, so that a chat killed later keeps it."""
+    if path is None:
+        return
+    import readline
+
+    with contextlib.suppress(OSError):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        readline.write_history_file(path)
 
 
 def chat(
@@ -73,6 +104,7 @@ def chat(
     signal.signal(signal.SIGTERM, _sigterm)
     trace = new_trace_path()
     print(f"localagent chat: {agent.backend.name} in {root}; trace {trace}", file=sys.stderr)
+    history_file = _line_editing()
     while True:
         try:
             line = input("you> ").strip()
@@ -81,6 +113,7 @@ def chat(
             break
         if line in ("", "exit", "quit"):
             break
+        _save_history(history_file)
         result = agent.run(line, trace=trace, events=events, history=history)
         history = result.history
         print("\n", file=sys.stderr)
