@@ -3,6 +3,7 @@
 import asyncio
 import functools
 import textwrap
+import time
 from collections.abc import AsyncIterator, Iterator
 from enum import Enum
 from pathlib import Path
@@ -214,6 +215,19 @@ def test_an_async_tool_runs_through_the_dispatcher() -> None:
 
     [r] = Dispatcher(ToolSet([slow_echo]), ToolContext()).run([ToolCall("c1", "slow_echo", {"text": "hi"})])
     assert r.error is None and r.content == '{"echo": "hi"}'
+
+
+def test_an_async_tool_past_its_timeout_is_abandoned_like_any_tool() -> None:
+    @tool(timeout=0.3)
+    async def stuck(seconds: float) -> str:
+        """Sleep."""
+        await asyncio.sleep(seconds)
+        return "woke"
+
+    started = time.monotonic()
+    [r] = Dispatcher(ToolSet([stuck]), ToolContext()).run([ToolCall("c1", "stuck", {"seconds": 5})])
+    assert time.monotonic() - started < 2
+    assert r.error is not None and r.error.kind == "timeout"
 
 
 def test_a_callable_object_is_a_tool_named_after_its_class() -> None:
