@@ -136,8 +136,8 @@ class _Reply:
             c = self.calls[i]
             body = f'{{"name": {json.dumps(c["name"])}, "arguments": {c["arguments"].strip() or "{}"}}}'
             if one_call and n:
-                name = re.sub(r"[^\w.-]", "", c["name"])[:64] or "?"
-                body = f"not run: one call a turn, and this {name} call came after another; make it in a later turn"
+                name = re.sub(r"[^\w.-]", "", c["name"])[:24] or "?"
+                body = f"not run: one call a turn; call {name} again next turn"  # the parser shows 80 characters
             out += ("\n" if out else "") + f"{CALL_OPEN}\n{body}\n{CALL_CLOSE}"
         return out
 
