@@ -65,11 +65,24 @@ class Evidence:
     result: ToolResult
 
     def render(self, limit: int) -> str:
-        args = ", ".join(f"{k}={v!r}" for k, v in self.call.arguments.items())
         text = self.result.content
         if len(text) > limit:
             text = text[:limit] + "\n[... cut]"
-        return f"{self.call.name}({args}) returned:\n{text}"
+        return f"{_heading(self.call)}\n{text}"
+
+
+def _heading(call: ToolCall) -> str:
+    """What a result is, in words (not as a call, which a small model copies back)."""
+    a = call.arguments
+    if call.name == "read_file":
+        return f"Contents of {a.get('path')}:"
+    if call.name == "list_dir":
+        return f"Entries of the folder {a.get('path', '.')}:"
+    if call.name == "search":
+        return f"Lines holding {a.get('pattern')!r} under {a.get('path', '.')}:"
+    if call.name == "find_files":
+        return f"Files named like {a.get('pattern')!r} under {a.get('path', '.')}:"
+    return f"Result of {call.name}:"
 
 
 def evidence(history: list[Message]) -> list[Evidence]:

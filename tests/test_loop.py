@@ -171,7 +171,7 @@ def test_max_steps_forces_a_marked_answer(tmp_path: Path) -> None:
     # The forced final turn asked for prose from the task and every result, saying why it stopped.
     assert len(fake.requests) == 4
     final = fake.requests[-1]
-    assert [m.role for m in final] == ["user"] and final[0].content.startswith("The task was: the task")
+    assert [m.role for m in final] == ["user"] and final[0].content.startswith("Task: the task")
     assert all(f"value of {i}" in final[0].content for i in range(3)) and "max_steps" in final[0].content
     assert trace[-1]["stop_reason"] == "max_steps"
 
