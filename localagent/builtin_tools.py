@@ -80,10 +80,11 @@ def _read_tools(ws: Workspace, seen: set[Path]) -> list[Tool]:
             Field(description="File path relative to the workspace root, e.g. 'src/main.py'."),
         ],
         offset: Annotated[int, Field(ge=0, description="Lines to skip first; 0 starts at line 1.")] = 0,
-        length: Annotated[int, Field(ge=1, le=2000, description="Most lines to return.")] = 200,
+        length: Annotated[int, Field(ge=1, description="Most lines to return (at most 2000).")] = 200,
     ) -> str:
         """Read a text file (lines offset+1 to offset+length), ending with its line count.
         For a folder use list_dir."""
+        length = min(length, 2000)  # a bound, not an error: the 0.5B model asked for 200000 and sent it again
         p = ws.resolve(path, kind="file")
         with open(p, encoding="utf-8", errors="replace", newline="") as f:
             lines = list(itertools.islice(f, offset, offset + length + 1))  # +1: is there more?
@@ -112,10 +113,11 @@ def _read_tools(ws: Workspace, seen: set[Path]) -> list[Tool]:
             WorkspacePath(kind="dir", workspace=ws),
             Field(description="Folder relative to the workspace root; '.' is the root."),
         ] = ".",
-        max_entries: Annotated[int, Field(ge=1, le=1000, description="Most entries to return.")] = 200,
+        max_entries: Annotated[int, Field(ge=1, description="Most entries to return (at most 1000).")] = 200,
     ) -> str:
         """List a folder: one name per line, folders first (ending in '/'), then counts.
         Not its subfolders' contents."""
+        max_entries = min(max_entries, 1000)
         p = ws.resolve(path, kind="dir")
         dirs: list[str] = []
         files: list[str] = []
@@ -151,10 +153,11 @@ def _read_tools(ws: Workspace, seen: set[Path]) -> list[Tool]:
         regex: Annotated[
             bool, Field(description="Read pattern as a regular expression (RE2).")
         ] = False,
-        max_results: Annotated[int, Field(ge=1, le=500, description="Most matching lines to return.")] = 50,
+        max_results: Annotated[int, Field(ge=1, description="Most matching lines to return (at most 500).")] = 50,
     ) -> str:
         """Find the lines holding a text in the files under a path, like grep: one
         'path:line: text' per match. Case is ignored unless the pattern has a capital."""
+        max_results = min(max_results, 500)
         try:
             matches = compile_search(pattern, regex=regex)
         except PatternError as e:
@@ -270,7 +273,7 @@ def apply_edit(text: str, old: str, new: str) -> tuple[str, int]:
     """``text`` with the one occurrence of ``old`` replaced by ``new``, and its line number;
     a ``WorkspaceError`` that says how to fix the call when ``old`` is absent or not unique."""
     if old == new:
-        _fail("invalid_argument", "old and new are the same text; nothing would change", "new")
+        _fail("invalid_argument", "old and new are the same text; old must be text now in the file (copy it from read_file), new what it becomes", "new")
     if old not in text and "\r\n" in text and "\r\n" not in old:
         old, new = old.replace("\n", "\r\n"), new.replace("\n", "\r\n")  # CRLF file, LF call
     count = text.count(old)
@@ -288,7 +291,34 @@ def apply_edit(text: str, old: str, new: str) -> tuple[str, int]:
             f"old text occurs {count} times (lines {', '.join(lines)}{more}); include neighbouring lines to make it unique",
             "old",
         )
+    if (loose := _spacing_match(text, old, new)) is not None:
+        return loose
     _fail("not_found", _not_found_hint(text, old), "old")
+
+
+def _spacing_match(text: str, old: str, new: str) -> tuple[str, int] | None:
+    """``old`` found once when white space is ignored ('port=8080' for 'port = 8080'): the
+    change from old to new is made there, the file's own spacing kept around it. A small
+    model seldom copies spaces exactly; the change it means is not in doubt."""
+    where = [i for i, c in enumerate(text) if not c.isspace()]
+    dense, key = "".join(text[i] for i in where), "".join(old.split())
+    if not key or dense.count(key) != 1:
+        return None
+    k = dense.index(key)
+    p = len(_common(old, new))
+    q = len(_common(old[p:][::-1], new[p:][::-1]))
+    a, b = (len("".join(part.split())) for part in (old[:p], old[: len(old) - q]))
+    start = where[k + a] if a < len(key) else where[k + len(key) - 1] + 1
+    end = where[k + b - 1] + 1 if b > a else start
+    return text[:start] + new[p : len(new) - q] + text[end:], text.count("\n", 0, start) + 1
+
+
+def _common(a: str, b: str) -> str:
+    """The longest common prefix of two strings."""
+    n = 0
+    while n < min(len(a), len(b)) and a[n] == b[n]:
+        n += 1
+    return a[:n]
 
 
 def _not_found_hint(text: str, old: str) -> str:
@@ -426,7 +456,7 @@ def _write_tools(ws: Workspace, seen: set[Path]) -> list[Tool]:
         path: Annotated[
             str,
             WorkspacePath(kind="file", must_exist=False, workspace=ws),
-            Field(description="File to create or replace."),
+            Field(description="File to create or replace, relative to the workspace root: 'a.txt' is at the root, 'docs/a.txt' in docs."),
         ],
         content: Annotated[str, Field(max_length=MAX_WRITE_CHARS, description="The whole new text of the file.")],
         append: Annotated[bool, Field(description="Add content at the end of the file instead of replacing it.")] = False,
@@ -443,7 +473,7 @@ def _write_tools(ws: Workspace, seen: set[Path]) -> list[Tool]:
         path: Annotated[
             str,
             WorkspacePath(kind="file", text=True, max_bytes=MAX_EDIT_BYTES, workspace=ws),
-            Field(description="Existing file to change."),
+            Field(description="Existing file to change, relative to the workspace root."),
         ],
         old: Annotated[
             str, Field(min_length=1, max_length=MAX_WRITE_CHARS, description="The exact text to replace, copied from the file.")

@@ -206,9 +206,11 @@ class Agent:
         choice: ToolChoice,
         path_failed: set[str] | None = None,
         *,
-        changes_only: bool = False,
+        only: Literal["changes", "looks"] | None = None,
+        task: str = "",
     ) -> Constraint | None:
-        """The step's constraint; ``changes_only``: a call of an irreversible tool."""
+        """The step's constraint; ``only``: a call of an irreversible tool, or of a
+        read-only one; ``task``: writes narrowed to the paths it allows (policy.write_targets)."""
         if not self.config.constrained:
             return None
         live = self.config.live_grammar
@@ -219,8 +221,10 @@ class Agent:
                 else s
                 for t, s in zip(self.tools, schemas)
             ]
-        if changes_only:
-            schemas = [s for t, s in zip(self.tools, schemas) if t.irreversible]
+        if (targets := policy.write_targets(task, self.workspace)) is not None:
+            schemas = [_narrow_path(s, targets) if t.irreversible else s for t, s in zip(self.tools, schemas)]
+        if only is not None:
+            schemas = [s for t, s in zip(self.tools, schemas) if t.irreversible == (only == "changes")]
         return build_constraint(
             schemas,
             choice,
@@ -305,13 +309,18 @@ class Agent:
             return
         t0 = time.monotonic()
         choice, threshold = self._choice, self._threshold()
+        only: Literal["looks"] | None = None
         if s.step == 0 and self._must_look(s.task, choice):
             choice, threshold = ToolChoice("required"), None  # look before answering
-        gen = self._ask(s, s.msgs, choice, threshold, t0)
+            if policy.look_before_change(s.task, self.workspace) and any(not t.irreversible for t in self.tools):
+                only = "looks"  # and before changing what exists: a copy blind of its source went wrong
+        gen = self._ask(s, s.msgs, choice, threshold, t0, only)
         if gen is None:
             return
         calls, errors, content = self._calls(gen, s.step)
         repeat = self._repeat(s, calls) if calls and not errors else policy.Repeat.NONE
+        if not calls and not errors and self._echo(s, content):
+            repeat = policy.Repeat.ANSWER  # it wrote the task back instead of an answer
         if repeat is not policy.Repeat.NONE:
             turn = self._after_repeat(s, repeat, gen, calls, t0)
             if turn is None:
@@ -326,11 +335,17 @@ class Agent:
         self._run_calls(s, gen, calls, errors, content, t0)
 
     def _ask(
-        self, s: "RunState", msgs: list[Message], choice: ToolChoice, threshold: float | None, t0: float
+        self,
+        s: "RunState",
+        msgs: list[Message],
+        choice: ToolChoice,
+        threshold: float | None,
+        t0: float,
+        only: Literal["looks"] | None = None,
     ) -> Generation | None:
         """Generate the step's turn (a new step); None when the step ended the run."""
         try:
-            grammar = self._grammar(s.schemas, choice, s.path_failed)
+            grammar = self._grammar(s.schemas, choice, s.path_failed, only=only, task=s.task)
         except ConstraintError as e:
             s.stop = Stop(StopReason.CONSTRAINT_ERROR, str(e))
             return None
@@ -355,24 +370,45 @@ class Agent:
     def _after_repeat(
         self, s: "RunState", repeat: policy.Repeat, first: Generation, calls: list[ToolCall], t0: float
     ) -> tuple[Generation, list[ToolCall], list[str], str] | None:
-        """The turn generated again after one that only repeated earlier calls: an answer
-        written from the evidence, or (a task asking for a change, none made yet) a call
-        that makes it. Both generations are paid for; the step record shows the sum."""
-        if repeat is policy.Repeat.ANSWER and self.config.answer_from_evidence:
-            msgs = _system_turn(s.msgs) + [Message("user", policy.answer_prompt(s.task, s.msgs))]
-            choice, note = ToolChoice("none"), "repeat of an earlier call: the answer is written from the results"
-        elif repeat is policy.Repeat.ANSWER:
-            nudge = Message("user", load_prompt("repeat_guard").strip().format(task=s.task))
-            msgs, choice, note = s.msgs + [nudge], ToolChoice("none"), "repeat of an earlier call: asked for an answer instead"
-            s.msgs.append(nudge)
-        else:
+        """The turn generated again after one that only repeated earlier calls (or answered
+        by echoing the task): an answer written from the evidence, or (a task asking for a
+        change, none made yet) a call that makes it. Every generation is paid for; the step
+        record shows the sum."""
+        if repeat is policy.Repeat.CHANGE:
             nudge = Message("user", load_prompt("repeat_change").strip().format(task=s.task))
-            msgs, choice, note = s.msgs + [nudge], ToolChoice("required"), "repeat of a read: asked for the change instead"
             s.msgs.append(nudge)
+            self._notice(s, "repeat of a read: asked for the change instead")
+            return self._regenerate(s, s.msgs, ToolChoice("required"), first, calls, t0, only="changes")
+        if self.config.answer_from_evidence:
+            self._notice(s, "repeat of an earlier call: the answer is written from the results")
+            msgs = _system_turn(s.msgs) + [Message("user", policy.answer_prompt(s.task, s.msgs))]
+            turn = self._regenerate(s, msgs, ToolChoice("none"), first, calls, t0)
+            if turn is None or not policy.echoes_task(turn[3], s.task):
+                return turn
+            first = turn[0]  # it wrote the task back: ask once more, in the conversation
+        nudge = Message("user", load_prompt("repeat_guard").strip().format(task=s.task))
+        s.msgs.append(nudge)
+        self._notice(s, "repeat of an earlier call: asked for an answer instead")
+        return self._regenerate(s, s.msgs, ToolChoice("none"), first, calls, t0)
+
+    def _notice(self, s: "RunState", text: str) -> None:
         if s.ev.on_notice:
-            s.ev.on_notice(note)
+            s.ev.on_notice(text)
+
+    def _regenerate(
+        self,
+        s: "RunState",
+        msgs: list[Message],
+        choice: ToolChoice,
+        first: Generation,
+        calls: list[ToolCall],
+        t0: float,
+        *,
+        only: Literal["changes"] | None = None,
+    ) -> tuple[Generation, list[ToolCall], list[str], str] | None:
+        """The step's turn generated again from ``msgs``, its cost added to ``first``'s."""
         try:
-            grammar = self._grammar(s.schemas, choice, s.path_failed, changes_only=repeat is policy.Repeat.CHANGE)
+            grammar = self._grammar(s.schemas, choice, s.path_failed, only=only, task=s.task)
         except ConstraintError as e:
             s.stop = Stop(StopReason.CONSTRAINT_ERROR, str(e))
             return None
@@ -380,7 +416,7 @@ class Agent:
         s.inflight.streamed.clear()  # an interrupt now keeps the answer, not the repeat
         retry = self._generate(msgs, s.schemas, grammar, s.ev, None, s.inflight.streamed, choice)
         s.usage.add(retry)
-        retry.info["repeat_guard"] = [c.canonical() for c in calls]
+        retry.info["repeat_guard"] = first.info.get("repeat_guard") or [c.canonical() for c in calls]
         retry.prompt_tokens += first.prompt_tokens
         retry.prompt_tokens_evaluated += first.prompt_tokens_evaluated
         retry.completion_tokens += first.completion_tokens
@@ -421,6 +457,8 @@ class Agent:
             s.answered.discard(key)
             if r.error is not None and r.error.retry is not None:
                 s.corrected[key] = ToolCall("", **r.error.retry).canonical()
+            elif r.error is not None and r.error.kind in _FINAL_ERRORS:
+                s.failed.add(key)  # the same call can only fail the same way again
             if r.error is not None and r.error.kind in _PATH_ERRORS:
                 s.path_failed.add(c.name)
         elif (t := self.tools.get(c.name)) is not None and t.irreversible:
@@ -488,6 +526,10 @@ class Agent:
             and policy.must_look(task, self.workspace)
         )
 
+    def _echo(self, s: "RunState", content: str) -> bool:
+        """An answer that only writes the task back, once something was found."""
+        return self.config.answer_from_evidence and bool(s.answered or s.failed) and policy.echoes_task(content, s.task)
+
     def _repeat(self, s: "RunState", calls: list[ToolCall]) -> policy.Repeat:
         """Whether the turn only asks again for what the history holds: the same call, a
         call that failed after its corrected form succeeded (the 0.5B model goes back to
@@ -496,7 +538,7 @@ class Agent:
         cfg = self.config
         if not (cfg.repeat_guard and cfg.constrained and self._choice.mode == "auto"):
             return policy.Repeat.NONE
-        known = s.answered | s.changes
+        known = s.answered | s.changes | s.failed
         if not all(c.canonical() in known or s.corrected.get(c.canonical()) in known for c in calls):
             return policy.Repeat.NONE
         can_change = cfg.change_on_repeat and any(t.irreversible for t in self.tools)
@@ -639,6 +681,7 @@ class RunState:
     answered: set[str] = field(default_factory=set)  # calls whose results are in the history
     corrected: dict[str, str] = field(default_factory=dict)  # a failed call -> the corrected call its error offered
     changes: set[str] = field(default_factory=set)  # irreversible calls that succeeded
+    failed: set[str] = field(default_factory=set)  # calls that failed with nothing to correct
     path_failed: set[str] = field(default_factory=set)  # tools called with a wrong path
     reused_before: int = 0  # the previous prompt's length, while the history only grows
     inflight: "_InFlight | None" = None  # the step under way, for an interrupt
@@ -660,6 +703,18 @@ class _InFlight:
 
 # Errors that say a path argument named nothing usable (see Workspace.resolve).
 _PATH_ERRORS = frozenset({"not_found", "not_a_file", "not_a_dir"})
+# Errors that the same call meets again: sent again, it asks for nothing new.
+_FINAL_ERRORS = frozenset({"not_found", "not_a_file", "not_a_dir", "not_unique", "not_text", "outside_workspace", "not_read"})
+
+
+def _narrow_path(schema: dict[str, Any], paths: list[str]) -> dict[str, Any]:
+    """A tool schema whose ``path`` argument is one of ``paths`` (for the grammar only)."""
+    fn = schema["function"]
+    props = fn.get("parameters", {}).get("properties", {})
+    if props.get("path", {}).get("type") != "string" or not paths:
+        return schema
+    params = {**fn["parameters"], "properties": {**props, "path": {"type": "string", "enum": paths}}}
+    return {**schema, "function": {**fn, "parameters": params}}
 
 
 def _system_turn(msgs: list[Message]) -> list[Message]:

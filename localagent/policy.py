@@ -9,6 +9,8 @@ import re
 from dataclasses import dataclass
 from enum import Enum
 
+from rapidfuzz import fuzz
+
 from .messages import Message, ToolCall, ToolResult
 from .prompt import load_prompt
 from .workspace import Workspace
@@ -43,6 +45,33 @@ def must_look(task: str, workspace: Workspace | None) -> bool:
     return workspace.names_a_path(task) or bool(_ABOUT_WORKSPACE.search(task)) or wants_change(task)
 
 
+def look_before_change(task: str, workspace: Workspace | None) -> bool:
+    """Whether the first step of a change task must read rather than write: the task names
+    a file that exists (a file to edit, or a source to copy from), so its contents matter."""
+    return workspace is not None and wants_change(task) and bool(workspace.mentioned(task))
+
+
+def write_targets(task: str, workspace: Workspace | None, limit: int = 200) -> list[str] | None:
+    """The paths a write may name when the task names files: those it names, and the
+    existing file each one may misspell. None: no narrowing. Told "create hello.txt" in a
+    folder holding docs/, the 0.5B model wrote docs/hello.txt (and, offered every file,
+    docs/setup.md)."""
+    if workspace is None or not wants_change(task):
+        return None
+    from .validate import closest_names
+    from .workspace import _PATH_SHAPED, _words
+
+    named = sorted(w for w in _words(task) if _PATH_SHAPED.fullmatch(w))
+    existing = workspace.text_files(limit)
+    if not named or len(existing) >= limit:
+        return None
+    out: list[str] = []
+    for w in named:
+        near = [] if w in existing else closest_names(w, existing, limit=1, cutoff=80)
+        out += [p for p in [w, *near] if p not in out]  # a misspelling, or a new name: both
+    return out
+
+
 class Repeat(str, Enum):
     """What a turn that only repeats earlier calls is taken to mean."""
 
@@ -68,6 +97,8 @@ class Evidence:
         text = self.result.content
         if len(text) > limit:
             text = text[:limit] + "\n[... cut]"
+        if text.startswith("error ("):  # 'error (not_found): path ...' -> what it means
+            return f"{_heading(self.call)} none: {text.split(': ', 1)[-1]}"
         return f"{_heading(self.call)}\n{text}"
 
 
@@ -85,13 +116,20 @@ def _heading(call: ToolCall) -> str:
     return f"Result of {call.name}:"
 
 
+def echoes_task(answer: str, task: str) -> bool:
+    """Whether an answer only writes the task back (a 0.5B model's way of not answering)."""
+    a, t = " ".join(answer.lower().split()), " ".join(task.lower().split())
+    return bool(a) and fuzz.ratio(a, t) >= 80 or (len(a) > 12 and a in t)
+
+
 def evidence(history: list[Message]) -> list[Evidence]:
-    """Every successful call of the history with its result, each distinct result once."""
+    """Every successful call of the history with its result, each distinct result once, and
+    the calls that failed with nothing to correct (a file that is not there is a finding)."""
     calls = {c.id: c for m in history if m.role == "assistant" for c in m.tool_calls}
     out: list[Evidence] = []
     seen: set[str] = set()
     for m in history:
-        if m.role != "tool" or m.tool_call_id not in calls or m.content.startswith("error ("):
+        if m.role != "tool" or m.tool_call_id not in calls or "to retry:" in m.content:
             continue
         if m.content in seen:
             continue
