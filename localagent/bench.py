@@ -7,6 +7,7 @@ paths measured in the same process, minutes apart, are what to read.
 from __future__ import annotations
 
 import json
+import os
 import tempfile
 import time
 from dataclasses import dataclass
@@ -265,6 +266,124 @@ def first_token(model_path: Path, s: Setup, n_ctx: int) -> dict[str, Any]:
     return out
 
 
+TASK_FILES = {"notes/launch.txt": "Owner: ops\nLaunch code: 4821\n", "README.md": "# demo\n", "src/app.py": "x = 1\n"}
+TASK_PROMPT = "What is the launch code in notes/launch.txt?"
+
+
+class _DecodeClock:
+    """Time spent inside llama.cpp's decode calls (every evaluation goes through the
+    context's ``decode``), to tell the model's share of a task from ours."""
+
+    def __init__(self, backend: Any):
+        self.seconds = 0.0
+        ctx = backend.llm._ctx
+        inner = ctx.decode
+
+        def timed(batch: Any) -> Any:
+            t0 = time.perf_counter()
+            try:
+                return inner(batch)
+            finally:
+                self.seconds += time.perf_counter() - t0
+
+        ctx.decode = timed
+
+
+class _TimedCache:
+    """A prefix cache whose saves are timed, so that a cold start is reported without them."""
+
+    def __init__(self, folder: Path):
+        from .backends.prefix_cache import PrefixCache
+
+        self.inner = PrefixCache(folder)
+        self.save_seconds = 0.0
+
+    def load(self, ctx: Any, key: str, tokens: list[int]) -> bool:
+        return self.inner.load(ctx, key, tokens)
+
+    def save(self, ctx: Any, key: str, tokens: list[int]) -> bool:
+        t0 = time.perf_counter()
+        try:
+            return self.inner.save(ctx, key, tokens)
+        finally:
+            self.save_seconds += time.perf_counter() - t0
+
+
+def _evict(folder: Path) -> bool:
+    """Drop the cache files from the page cache, so a warm start reads the disk."""
+    ok = True
+    for p in folder.glob("*.state"):
+        try:
+            fd = os.open(p, os.O_RDONLY)
+            try:
+                os.fsync(fd)
+                os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+            finally:
+                os.close(fd)
+        except (OSError, AttributeError):
+            ok = False
+    return ok
+
+
+def _task_run(backend: Any) -> tuple[Any, Any, float, float]:
+    """The task in a new folder, through the code path of ``run``: (agent, result, wall s,
+    decode s)."""
+    from .assemble import assemble, workspace_setup
+
+    root = Path(tempfile.mkdtemp(prefix="localagent-bench-task-"))
+    for rel, text in TASK_FILES.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    clock = _DecodeClock(backend)
+    agent = assemble(backend, workspace_setup(root, yes=True))
+    t0 = time.monotonic()
+    r = agent.run(TASK_PROMPT, trace=root.parent / f"{root.name}.jsonl")
+    return agent, r, time.monotonic() - t0, clock.seconds
+
+
+def task_figures(model_path: Path, n_ctx: int) -> dict[str, Any]:
+    """A 2-3 step task timed whole: cold (an empty prefix cache, the save left out and
+    reported apart), then warm in another new folder (a new process state, the cache
+    filled by the cold run, its file evicted from the page cache first)."""
+    from .backends.llama import LlamaBackend
+
+    out: dict[str, Any] = {}
+    with tempfile.TemporaryDirectory() as d:
+        cache = _TimedCache(Path(d))
+        cold = LlamaBackend(model_path, n_ctx=n_ctx, prefix_cache=cache)  # type: ignore[arg-type]
+        agent, r, wall, _ = _task_run(cold)
+        schemas, first_two = agent.tools.schemas(), r.history[:2]
+        out["prefix_tokens"] = len(cold._prefix_ids(first_two, schemas, cold._prompt_ids(first_two, schemas)))
+        out["task_seconds_cold"] = round(wall - cache.save_seconds, 3)
+        out["prefix_save_seconds"] = round(cache.save_seconds, 3)
+        out["task_cold_steps"], out["task_cold_answer"] = r.steps, r.answer
+        del cold
+        out["warm_cache_file_evicted"] = _evict(Path(d))
+        warm = LlamaBackend(model_path, n_ctx=n_ctx, prefix_cache=cache)  # type: ignore[arg-type]
+        _, r, wall, decode = _task_run(warm)
+        first = r.records[0].generation
+        out["task_seconds_warm_new_folder"] = round(wall, 3)
+        out["task_warm_steps"], out["task_warm_answer"] = r.steps, r.answer
+        out["task_warm_start"] = first.info.get("warm_start")
+        out["first_step_evaluated_share_warm"] = round(first.prompt_tokens_evaluated / first.prompt_tokens, 3)
+        out["task_seconds_model_share"] = round(decode / wall, 3)
+        del warm
+    return out
+
+
+def eval_seconds(backend: Any, n: int = 20) -> dict[str, Any]:
+    """Seconds per case of the eval, constrained and free, on the same ``n`` dev cases."""
+    from .evaluate import load_cases, run_eval, sample
+
+    cases = sample(load_cases(Path(__file__).resolve().parent.parent / "evals" / "cases-dev.jsonl"), n)
+    out: dict[str, Any] = {}
+    for mode in ("constrained", "free"):
+        rep = run_eval(backend, cases, mode).to_dict()  # type: ignore[arg-type]
+        out[f"eval_seconds_per_case_{mode}"] = rep["seconds_per_case"]
+        out[f"eval_accuracy_{mode}"] = rep["accuracy"]
+    return out
+
+
 def run_bench(model: str | None = None, n_ctx: int = 4096) -> dict[str, Any]:
     """All figures, in one process, one after another."""
     from .backends.llama import LlamaBackend
@@ -280,8 +399,10 @@ def run_bench(model: str | None = None, n_ctx: int = 4096) -> dict[str, Any]:
     result.update(call_seconds(s))
     result.update(kv_reuse(s))
     result.update(loop_overhead(s))
+    result.update(eval_seconds(backend))
     del backend, s.backend
     result.update(first_token(path, s, n_ctx))
+    result.update(task_figures(path, n_ctx))
     r = result
     result["ratios"] = {
         "constrained_over_free_ms_per_token": round(r["constrained_ms_per_token"] / r["free_ms_per_token"], 3),

@@ -71,6 +71,12 @@ class AgentConfig:
     # prompt holding only the task and the successful results (policy.answer_prompt),
     # not from the whole conversation with its errors and repeated calls.
     answer_from_evidence: bool = True
+    # Read the files the task names, and that exist, before anything else (the next call
+    # is a read_file of one of them), in the first half of the step limit.
+    read_named_files: bool = True
+    # An answer to a question holding numbers that no result holds is not taken, once:
+    # the next step must call a tool.
+    check_answers: bool = True
     # A repeat in a task that asks for a change, before any change: ask for the change
     # (a call of an irreversible tool) instead of an answer.
     change_on_repeat: bool = True
@@ -208,6 +214,7 @@ class Agent:
         *,
         only: Literal["changes", "looks"] | None = None,
         task: str = "",
+        reads: list[str] | None = None,
     ) -> Constraint | None:
         """The step's constraint; ``only``: a call of an irreversible tool, or of a
         read-only one; ``task``: writes narrowed to the paths it allows (policy.write_targets)."""
@@ -225,6 +232,8 @@ class Agent:
             schemas = [_narrow_path(s, targets) if t.irreversible else s for t, s in zip(self.tools, schemas)]
         if only is not None:
             schemas = [s for t, s in zip(self.tools, schemas) if t.irreversible == (only == "changes")]
+        if reads:
+            schemas = [_narrow_path(s, reads) if t.name == "read_file" else s for t, s in zip(self.tools, schemas)]
         return build_constraint(
             schemas,
             choice,
@@ -310,11 +319,16 @@ class Agent:
         t0 = time.monotonic()
         choice, threshold = self._choice, self._threshold()
         only: Literal["looks"] | None = None
+        reads = self._next_reads(s, choice)
+        if reads:
+            choice, threshold = ToolChoice("required", "read_file"), None
+        if s.retry_offered and choice.mode == "auto" and self.config.constrained:
+            choice, threshold = ToolChoice("required"), None  # an error offered the corrected call: no answer yet
         if s.step == 0 and self._must_look(s.task, choice):
             choice, threshold = ToolChoice("required"), None  # look before answering
             if policy.look_before_change(s.task, self.workspace) and any(not t.irreversible for t in self.tools):
                 only = "looks"  # and before changing what exists: a copy blind of its source went wrong
-        gen = self._ask(s, s.msgs, choice, threshold, t0, only)
+        gen = self._ask(s, s.msgs, choice, threshold, t0, only, reads)
         if gen is None:
             return
         calls, errors, content = self._calls(gen, s.step)
@@ -326,6 +340,12 @@ class Agent:
             if turn is None:
                 return
             gen, calls, errors, content = turn
+        if not calls and not errors and self._made_up(s, content):
+            # An answer holding numbers nothing found holds: not taken; the next step looks again.
+            gen.info["unsupported_answer"] = content[:200]
+            s.checked_answer, s.retry_offered = True, True
+            self._record(s.writer, s.records, s.step, gen, [], [], [], t0)
+            return
         s.msgs.append(Message("assistant", content, tool_calls=calls, raw=gen.text))
         if not calls and not errors:
             s.answer = content
@@ -342,10 +362,11 @@ class Agent:
         threshold: float | None,
         t0: float,
         only: Literal["looks"] | None = None,
+        reads: list[str] | None = None,
     ) -> Generation | None:
         """Generate the step's turn (a new step); None when the step ended the run."""
         try:
-            grammar = self._grammar(s.schemas, choice, s.path_failed, only=only, task=s.task)
+            grammar = self._grammar(s.schemas, choice, s.path_failed, only=only, task=s.task, reads=reads)
         except ConstraintError as e:
             s.stop = Stop(StopReason.CONSTRAINT_ERROR, str(e))
             return None
@@ -436,6 +457,7 @@ class Agent:
                 s.ev.on_call(c)
         results = s.inflight.results = s.dispatcher.run(calls)
         results += [_format_error(s.step, i, e, gen) for i, e in enumerate(errors)]
+        s.retry_offered = False
         for c, r in zip(calls, results):
             if s.ev.on_result:
                 s.ev.on_result(c, r)
@@ -457,15 +479,18 @@ class Agent:
             s.answered.discard(key)
             if r.error is not None and r.error.retry is not None:
                 s.corrected[key] = ToolCall("", **r.error.retry).canonical()
+                s.retry_offered = s.corrected[key] not in s.answered
             elif r.error is not None and r.error.kind in _FINAL_ERRORS:
                 s.failed.add(key)  # the same call can only fail the same way again
-            if r.error is not None and r.error.kind in _PATH_ERRORS:
+            if r.error is not None and r.error.kind in policy.PATH_ERRORS:
                 s.path_failed.add(c.name)
         elif (t := self.tools.get(c.name)) is not None and t.irreversible:
             s.answered.clear()  # the world changed: earlier results may be stale
             s.changes.add(key)  # the same change again asks for nothing new
         else:
             s.answered.add(key)
+            if c.name == "read_file" and isinstance(path := c.arguments.get("path"), str):
+                s.read.add(path)
 
     def _finish(self, s: "RunState") -> RunResult:
         assert s.stop is not None
@@ -526,6 +551,25 @@ class Agent:
             and policy.must_look(task, self.workspace)
         )
 
+    def _next_reads(self, s: "RunState", choice: ToolChoice) -> list[str]:
+        """Files the task names and the run has not read: the step must read one of them
+        (a few steps at most, so that a task naming many files still ends)."""
+        cfg = self.config
+        if not (cfg.read_named_files and cfg.constrained and choice.mode == "auto") or "read_file" not in self.tools.names():
+            return []
+        if s.step >= cfg.limits.max_steps // 2:
+            return []
+        return policy.unread_named(s.task, self.workspace, s.read)
+
+    def _made_up(self, s: "RunState", content: str) -> bool:
+        """A first answer to a question with numbers that no result or the task holds."""
+        cfg = self.config
+        if not (cfg.check_answers and cfg.constrained and self._choice.mode == "auto") or s.checked_answer:
+            return False
+        if policy.wants_change(s.task) or cfg.limits.max_steps - s.step < 2 or not any(m.role == "tool" for m in s.msgs):
+            return False
+        return bool(policy.unsupported(content, s.task, s.msgs))
+
     def _echo(self, s: "RunState", content: str) -> bool:
         """An answer that only writes the task back, once something was found."""
         return self.config.answer_from_evidence and bool(s.answered or s.failed) and policy.echoes_task(content, s.task)
@@ -578,7 +622,7 @@ class Agent:
         if f.gen is None:  # cut off while generating
             gen = Generation(text=text, finish_reason="error", error="interrupted while generating")
             self._record(writer, records, f.step, gen, [], [], [], f.t0)
-            return "" if text.lstrip().startswith(("<", "{", "`")) else text.strip()
+            return "" if text.lstrip().startswith(policy.STRUCTURED_STARTS) else text.strip()
         info = ToolErrorInfo(kind="interrupted", message="the run was interrupted before this call finished")
         done = {r.call_id: r for r in f.results}
         results = [done.get(c.id) or ToolResult(c.id, c.name, info.render(), error=info) for c in f.calls]
@@ -682,6 +726,9 @@ class RunState:
     corrected: dict[str, str] = field(default_factory=dict)  # a failed call -> the corrected call its error offered
     changes: set[str] = field(default_factory=set)  # irreversible calls that succeeded
     failed: set[str] = field(default_factory=set)  # calls that failed with nothing to correct
+    read: set[str] = field(default_factory=set)  # files read whole or in part, as named
+    checked_answer: bool = False  # an answer was already sent back for holding made-up numbers
+    retry_offered: bool = False  # the last step's error offered a corrected call not yet made
     path_failed: set[str] = field(default_factory=set)  # tools called with a wrong path
     reused_before: int = 0  # the previous prompt's length, while the history only grows
     inflight: "_InFlight | None" = None  # the step under way, for an interrupt
@@ -701,10 +748,8 @@ class _InFlight:
     results: list[ToolResult] = field(default_factory=list)
 
 
-# Errors that say a path argument named nothing usable (see Workspace.resolve).
-_PATH_ERRORS = frozenset({"not_found", "not_a_file", "not_a_dir"})
 # Errors that the same call meets again: sent again, it asks for nothing new.
-_FINAL_ERRORS = frozenset({"not_found", "not_a_file", "not_a_dir", "not_unique", "not_text", "outside_workspace", "not_read"})
+_FINAL_ERRORS = policy.PATH_ERRORS | {"not_unique", "not_text", "outside_workspace", "not_read"}
 
 
 def _narrow_path(schema: dict[str, Any], paths: list[str]) -> dict[str, Any]:
@@ -736,7 +781,7 @@ def _failure(gen: Generation) -> Stop | None:
 def _partial_prose(text: str) -> str:
     """The prose of a turn cut short, or "" when it was (the start of) a call."""
     parsed = parse(text)
-    if parsed.calls or parsed.errors or text.lstrip().startswith(("<", "{", "`")):
+    if parsed.calls or parsed.errors or text.lstrip().startswith(policy.STRUCTURED_STARTS):
         return ""
     return parsed.content
 

@@ -15,6 +15,9 @@ from .messages import Message, ToolCall, ToolResult
 from .prompt import load_prompt
 from .workspace import Workspace
 
+# Errors that say a path argument named nothing usable (see Workspace.resolve).
+PATH_ERRORS = frozenset({"not_found", "not_a_file", "not_a_dir"})
+
 # Tokens that start structured output: a call's envelope, or a call in disguise.
 STRUCTURED_STARTS = ("{", "[", "`", "<")
 
@@ -72,6 +75,15 @@ def write_targets(task: str, workspace: Workspace | None, limit: int = 200) -> l
     return out
 
 
+def unread_named(task: str, workspace: Workspace | None, read: set[str]) -> list[str]:
+    """The files the task names that exist and have not been read yet: read them before
+    anything else. The 0.5B model answered "what does lib/utils.py define" from the tool
+    list, and "the total in a.txt and b.txt" after reading neither."""
+    if workspace is None:
+        return []
+    return [p for p in workspace.mentioned(task) if (workspace.root / p).is_file() and p not in read]
+
+
 class Repeat(str, Enum):
     """What a turn that only repeats earlier calls is taken to mean."""
 
@@ -120,6 +132,17 @@ def echoes_task(answer: str, task: str) -> bool:
     """Whether an answer only writes the task back (a 0.5B model's way of not answering)."""
     a, t = " ".join(answer.lower().split()), " ".join(task.lower().split())
     return bool(a) and fuzz.ratio(a, t) >= 80 or (len(a) > 12 and a in t)
+
+
+_NUMBER = re.compile(r"\d+(?:[.:/-]\d+)*")
+
+
+def unsupported(answer: str, task: str, history: list[Message]) -> list[str]:
+    """Numbers in an answer that neither the task nor any tool result holds: a sign it was
+    made up ("version 1.0.0" after reading only the README). A sum is such a number too,
+    so the check asks for one more look, not for silence."""
+    seen = task + "\n" + "\n".join(m.content for m in history if m.role == "tool")
+    return [n for n in _NUMBER.findall(answer) if n not in seen]
 
 
 def evidence(history: list[Message]) -> list[Evidence]:

@@ -24,11 +24,17 @@ def reports(qwen: Any) -> dict[str, dict[str, Any]]:
     return {mode: run_eval(qwen, CASES, mode).to_dict() for mode in ("constrained", "free")}  # type: ignore[arg-type]
 
 
+def test_constrained_beats_free(reports: dict[str, dict[str, Any]]) -> None:
+    # On the full suite constrained is right in about two thirds of the cases and free in
+    # under a tenth (free replies are mostly calls outside the envelope): a wide margin.
+    c, f = reports["constrained"]["accuracy"], reports["free"]["accuracy"]
+    assert c >= 40 and c >= f + 20, (c, f)
+
+
 @pytest.mark.parametrize("mode", ["constrained", "free"])
 def test_report_shape(reports: dict[str, dict[str, Any]], mode: str) -> None:
     d = reports[mode]
     assert d["mode"] == mode and d["cases"] == len(CASES) == 14
-    assert 0 <= d["accuracy"] <= 100
     assert set(d["by_category"]) == {c.category for c in CASES}
     assert [r["id"] for r in d["results"]] == [c.id for c in CASES]
     for r in d["results"]:

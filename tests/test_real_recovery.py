@@ -76,7 +76,8 @@ def test_sample_of_recovery_tasks(qwen, live: bool) -> None:  # type: ignore[no-
     s = out["summary"]
     assert s["overall"]["tasks"] == 4 and set(s["by_kind"]) == set(KINDS)
     assert all(v["tasks"] == 1 for v in s["by_kind"].values())
-    assert 0 <= s["overall"]["recovered"] <= 4
+    # Over the 24 tasks, 14 (plain) and 13 (live) recover: a sample of four should see two, and one.
+    assert s["overall"]["recovered"] >= (1 if live else 2), out["tasks"]
     for task, r in zip(SAMPLE, out["tasks"]):
         assert {"stop_reason", "answered", "recovered", "steps", "first_call_failed", "first_error", "calls"} <= r.keys()
         assert 1 <= r["steps"] <= MAX_STEPS

@@ -28,6 +28,7 @@ from ..errors import BackendError, ConstraintError
 from ..formats import CALL_OPEN, generic_system_prompt, render_call
 from ..jump import forced_text
 from ..messages import Message
+from ..policy import STRUCTURED_STARTS
 from ..prompt import render, template_supports_tools
 from .base import FinishReason, Generation, GenerateOptions
 from .llama_grammar import FailClosed, GrammarMatcher
@@ -289,7 +290,7 @@ class LlamaBackend:
         """Tokens that start structured output: a call's envelope or a call in
         disguise (brace, bracket, fence, tag) or bare white space."""
         if self._structured is None:
-            starts = ("{", "[", "`", "<")
+            starts = STRUCTURED_STARTS
             mask = np.zeros(self.n_vocab, dtype=bool)
             for i in range(self.n_vocab):
                 piece = self.llm.detokenize([i], special=True).decode("utf-8", errors="replace")

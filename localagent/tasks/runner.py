@@ -14,6 +14,7 @@ from typing import Any, Callable
 from ..assemble import assemble, default_config, workspace_setup
 from ..backends.base import Backend
 from ..loop import AgentConfig
+from ..policy import PATH_ERRORS
 from .check import FAILURES, check, snapshot
 from .suite import Task
 
@@ -34,6 +35,7 @@ class TaskRun:
     answer: str
     calls: list[str] = field(default_factory=list)
     extra: list[str] = field(default_factory=list)
+    wrong_paths: int = 0  # calls answered with a path error (not found, not a file or folder)
 
 
 def run_task(backend: Backend, task: Task, config: AgentConfig | None = None) -> TaskRun:
@@ -54,6 +56,7 @@ def run_task(backend: Backend, task: Task, config: AgentConfig | None = None) ->
     return TaskRun(
         task.id, task.kind, out.success, out.failure, result.stop_reason.value, result.steps,
         result.usage.total, result.usage.completion_tokens, round(seconds, 2), result.answer[:300], calls, out.extra,
+        sum(r.error is not None and r.error.kind in PATH_ERRORS for rec in result.records for r in rec.results),
     )
 
 
@@ -96,6 +99,8 @@ def summarize(runs: list[TaskRun]) -> dict[str, Any]:
         "mean_tokens": round(sum(r.tokens for r in runs) / n, 1),
         "mean_seconds": round(sum(r.seconds for r in runs) / n, 2),
         "stop_reasons": dict(Counter(r.stop_reason for r in runs)),
+        "hit_a_wrong_path": sum(r.wrong_paths > 0 for r in runs),
+        "hit_a_wrong_path_and_succeeded": sum(r.wrong_paths > 0 and r.success for r in runs),
         "failures": {f: c for f in FAILURES if (c := sum(r.failure == f for r in runs))},
     }
 

@@ -1,0 +1,181 @@
+"""The agent's turn decisions (policy.py), without a model, and the loop taking them on the fake."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from localagent import policy
+from localagent.backends.fake import FakeBackend, call_text
+from localagent.builtin_tools import workspace_tools
+from localagent.loop import Agent, AgentConfig
+from localagent.messages import Message, ToolCall
+from localagent.stops import StopReason
+from localagent.workspace import Workspace
+
+
+@pytest.fixture
+def ws(tmp_path: Path) -> Workspace:
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "setup.md").write_text("# Setup\n")
+    (tmp_path / "config.cfg").write_text("port = 8080\n")
+    (tmp_path / "notes.txt").write_text("Launch code: 4821\n")
+    return Workspace(tmp_path)
+
+
+@pytest.mark.parametrize(
+    "task, change",
+    [
+        ("Create a file hello.txt containing the line 'hi'.", True),
+        ("In app/main.py, rename calc to compute.", True),
+        ("notes.txt has the misspelling 'wich'. Change it to 'which'.", True),
+        ("Please add '- milk' to todo.md", True),
+        ("What is the launch code in notes.txt?", False),
+        ("Read config.cfg and tell me the port.", False),
+        ("Which file mentions the update?", False),  # 'update' as a noun, not leading a clause
+    ],
+)
+def test_wants_change(task: str, change: bool) -> None:
+    assert policy.wants_change(task) is change
+
+
+def test_must_look_for_paths_the_folder_itself_and_changes(ws: Workspace) -> None:
+    assert policy.must_look("What version does this project declare?", ws)
+    assert policy.must_look("What is in confg.cfg?", ws)  # shaped like a path, not there
+    assert policy.must_look("Create a file hello.txt", ws)
+    assert not policy.must_look("What is 12 plus 30?", ws)
+    assert not policy.must_look("What is 12 plus 30?", None)
+
+
+def test_look_before_change_only_when_the_task_names_what_exists(ws: Workspace) -> None:
+    assert policy.look_before_change("Copy the launch code from notes.txt into a new file code.txt.", ws)
+    assert not policy.look_before_change("Create a file hello.txt with the word hi.", ws)
+    assert not policy.look_before_change("What does notes.txt say?", ws)
+
+
+def test_write_targets_are_the_named_paths_and_what_they_misspell(ws: Workspace) -> None:
+    assert policy.write_targets("Create a file hello.txt with the word hi.", ws) == ["hello.txt"]
+    assert policy.write_targets("Set port to 9090 in confg.cfg.", ws) == ["confg.cfg", "config.cfg"]
+    assert policy.write_targets("Make a file notes2.txt saying done.", ws) == ["notes2.txt", "notes.txt"]
+    assert policy.write_targets("Change the port to 9090.", ws) is None  # names no file: no narrowing
+    assert policy.write_targets("What is in notes.txt?", ws) is None  # no change asked
+
+
+def test_echoes_task() -> None:
+    task = "Read config/meting.txt and tell me the meeting room."
+    assert policy.echoes_task("Read config/meeting.txt and tell me the meeting room.", task)
+    assert policy.echoes_task("tell me the meeting room", task)
+    assert not policy.echoes_task("The meeting room is Juniper 317.", task)
+    assert not policy.echoes_task("", task)
+
+
+def _history(*pairs: tuple[ToolCall, str]) -> list[Message]:
+    msgs = [Message("system", "sys"), Message("user", "the task")]
+    for c, content in pairs:
+        msgs += [Message("assistant", "", tool_calls=[c]), Message("tool", content, tool_call_id=c.id, name=c.name)]
+    return msgs
+
+
+def test_evidence_keeps_findings_and_drops_corrected_errors() -> None:
+    read = ToolCall("a", "read_file", {"path": "notes.txt"})
+    wrong = ToolCall("b", "read_file", {"path": "nots.txt"})
+    missing = ToolCall("c", "read_file", {"path": "CHANGELOG.md"})
+    msgs = _history(
+        (wrong, 'error (not_found): path \'nots.txt\' not found; closest: notes.txt; to retry: {"name": "read_file"}'),
+        (read, "Launch code: 4821\n[end of notes.txt: 1 line]"),
+        (read, "Launch code: 4821\n[end of notes.txt: 1 line]"),  # the same result once
+        (missing, "error (not_found): path 'CHANGELOG.md' not found"),
+    )
+    found = policy.evidence(msgs)
+    assert [e.call.id for e in found] == ["a", "c"]
+    prompt = policy.answer_prompt("What is the launch code?", msgs)
+    assert prompt.startswith("Question: What is the launch code?")
+    assert "Contents of notes.txt:\nLaunch code: 4821" in prompt
+    assert "Contents of CHANGELOG.md: none: path 'CHANGELOG.md' not found" in prompt
+    assert "nots.txt" not in prompt and "read_file(" not in prompt  # in words, not as calls
+
+
+def test_on_repeat() -> None:
+    assert policy.on_repeat("Change the port in config.cfg to 9090.", changed=False) is policy.Repeat.CHANGE
+    assert policy.on_repeat("Change the port in config.cfg to 9090.", changed=True) is policy.Repeat.ANSWER
+    assert policy.on_repeat("What is the port in config.cfg?", changed=False) is policy.Repeat.ANSWER
+
+
+# ── the loop taking the decisions, on the fake ──
+
+
+def _agent(ws: Workspace, replies: list[object]) -> tuple[Agent, FakeBackend]:
+    fake = FakeBackend.scripted(replies)
+    return Agent(fake, workspace_tools(ws), root=ws.root, config=AgentConfig(system_prompt="sys")), fake
+
+
+def test_an_answer_that_writes_the_task_back_is_asked_again_from_the_evidence(ws: Workspace) -> None:
+    task = "Read notes.txt and tell me the launch code."
+    agent, fake = _agent(ws, [call_text("read_file", path="notes.txt"), task, "The launch code is 4821."])
+    r = agent.run(task)
+    assert r.stop_reason is StopReason.ANSWERED and r.answer == "The launch code is 4821."
+    asked = fake.requests[-1]
+    assert [m.role for m in asked] == ["system", "user"] and "Launch code: 4821" in asked[-1].content
+
+
+def test_a_repeat_in_a_change_task_asks_for_the_change(ws: Workspace) -> None:
+    task = "Set port to 9090 in config.cfg."
+    read = call_text("read_file", path="config.cfg")
+    edit = call_text("edit_file", path="config.cfg", old="port=8080", new="port=9090")
+    agent, fake = _agent(ws, [read, read, edit, "Done."])
+    agent.approver = lambda *a: (True, "")
+    r = agent.run(task)
+    assert r.stop_reason is StopReason.ANSWERED
+    assert (ws.root / "config.cfg").read_text() == "port = 9090\n"  # the file's spacing kept
+    assert "edit_file replaces exact text" in fake.requests[2][-1].content
+
+
+def test_a_failed_call_sent_again_is_answered_from_what_was_found(ws: Workspace) -> None:
+    task = "What does CHANGELOG.md say? If there is none, say so."
+    missing = call_text("read_file", path="CHANGELOG.md")
+    agent, fake = _agent(ws, [missing, missing, "There is no CHANGELOG.md."])
+    r = agent.run(task)
+    assert r.stop_reason is StopReason.ANSWERED and r.answer == "There is no CHANGELOG.md."
+    assert "none: path 'CHANGELOG.md' not found" in fake.requests[-1][-1].content
+
+
+def test_writes_are_narrowed_to_the_paths_the_task_names(ws: Workspace) -> None:
+    agent, _ = _agent(ws, [])
+    c = agent._grammar(agent.tools.schemas(), agent._choice, task="Create a file hello.txt with the word hi.")
+    assert c is not None and '\\"hello.txt\\"' in c.text and "docs/setup.md" not in c.text
+
+
+def test_unread_named_files(ws: Workspace) -> None:
+    task = "What is the total in notes.txt and config.cfg? And in nope.txt?"
+    assert policy.unread_named(task, ws, set()) == ["config.cfg", "notes.txt"]
+    assert policy.unread_named(task, ws, {"notes.txt"}) == ["config.cfg"]
+    assert policy.unread_named("What is in the docs folder?", ws, set()) == []  # a folder is not read
+
+
+def test_unsupported_numbers() -> None:
+    msgs = _history((ToolCall("a", "read_file", {"path": "notes.txt"}), "Launch code: 4821"))
+    assert policy.unsupported("The launch code is 4821.", "What is the code?", msgs) == []
+    assert policy.unsupported("The project declares version 1.0.0.", "What version?", msgs) == ["1.0.0"]
+    assert policy.unsupported("Port 9090 as asked.", "Is the port 9090?", msgs) == []  # the task holds it
+
+
+def test_the_named_files_are_read_first(ws: Workspace) -> None:
+    task = "Add up the numbers in notes.txt and config.cfg."
+    replies = [call_text("read_file", path="notes.txt"), call_text("read_file", path="config.cfg"), "4821 + 8080 = 12901"]
+    agent, _ = _agent(ws, replies)
+    c = agent._grammar(agent.tools.schemas(), agent._choice, reads=["config.cfg", "notes.txt"])
+    assert c is not None and "docs/setup.md" not in c.text
+    r = agent.run(task)
+    assert [c.arguments["path"] for rec in r.records for c in rec.calls] == ["notes.txt", "config.cfg"]
+    assert r.stop_reason is StopReason.ANSWERED
+
+
+def test_an_answer_with_made_up_numbers_is_sent_back_once(ws: Workspace) -> None:
+    task = "What version does this project declare?"
+    replies = [call_text("list_dir", path="."), "Version 1.0.0.", call_text("read_file", path="config.cfg"), "Version 2.0.0."]
+    agent, _ = _agent(ws, replies)
+    r = agent.run(task)
+    assert r.answer == "Version 2.0.0." and r.stop_reason is StopReason.ANSWERED  # checked once, then taken
+    assert [len(rec.calls) for rec in r.records] == [1, 0, 1, 0]
+    assert r.records[1].generation.info["unsupported_answer"] == "Version 1.0.0."
