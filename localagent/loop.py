@@ -566,7 +566,7 @@ class Agent:
         cfg = self.config
         if not (cfg.check_answers and cfg.constrained and self._choice.mode == "auto") or s.checked_answer:
             return False
-        if policy.wants_change(s.task) or cfg.limits.max_steps - s.step < 2 or not any(m.role == "tool" for m in s.msgs):
+        if policy.wants_change(s.task) or cfg.limits.max_steps - s.step < 2 or not any(m.role == "tool" and not m.content.startswith("error (") for m in s.msgs):
             return False
         return bool(policy.unsupported(content, s.task, s.msgs))
 
