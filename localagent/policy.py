@@ -81,7 +81,14 @@ def unread_named(task: str, workspace: Workspace | None, read: set[str]) -> list
     list, and "the total in a.txt and b.txt" after reading neither."""
     if workspace is None:
         return []
-    return [p for p in workspace.mentioned(task) if (workspace.root / p).is_file() and p not in read]
+    named = workspace.mentioned(task)
+    files = [p for p in named if (workspace.root / p).is_file()]
+    if not re.search(r"\bhow many\b|\bcount\b", task, re.IGNORECASE):
+        # A folder named where a file is meant: its one or two files are what to read.
+        for folder in (p for p in named if (workspace.root / p).is_dir()):
+            inside = [f for f in workspace.text_files() if f.startswith(folder.rstrip("/") + "/") and "/" not in f[len(folder) + 1 :]]
+            files += inside if len(inside) <= 2 else []
+    return [p for p in files if p not in read]
 
 
 class Repeat(str, Enum):

@@ -150,7 +150,9 @@ def test_unread_named_files(ws: Workspace) -> None:
     task = "What is the total in notes.txt and config.cfg? And in nope.txt?"
     assert policy.unread_named(task, ws, set()) == ["config.cfg", "notes.txt"]
     assert policy.unread_named(task, ws, {"notes.txt"}) == ["config.cfg"]
-    assert policy.unread_named("What is in the docs folder?", ws, set()) == []  # a folder is not read
+    # A folder named where a file is meant: its one or two files are read; not when counting.
+    assert policy.unread_named("What is the setup note in the docs folder?", ws, set()) == ["docs/setup.md"]
+    assert policy.unread_named("How many files are in docs?", ws, set()) == []
 
 
 def test_unsupported_numbers() -> None:
