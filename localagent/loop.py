@@ -249,7 +249,9 @@ class Agent:
         """The task as the first user turn, after the workspace overview. The overview is
         kept out of the system turn so that the system turn (instructions and tools, the
         bulk of the prompt) is the same in every folder and its KV state can be reused."""
-        if self.config.workspace_overview and self.workspace is not None and (o := overview(self.workspace.root)):
+        # Only for a task about the workspace: before "Write a long story" it made the model refuse.
+        about = policy.must_look(task, self.workspace)
+        if self.config.workspace_overview and self.workspace is not None and about and (o := overview(self.workspace.root)):
             return f"{o}\n\n{task}"
         return task
 

@@ -36,8 +36,13 @@ _ABOUT_WORKSPACE = re.compile(
 
 
 def wants_change(task: str) -> bool:
-    """Whether the task asks for a change to the workspace (not only for an answer)."""
-    return bool(_CHANGE.search(task.strip()))
+    """Whether the task asks for a change to the workspace (not only for an answer): a
+    change verb and a file to change ("Write a long story" asks for prose, not a file)."""
+    from .workspace import _PATH_SHAPED, _words
+
+    if not _CHANGE.search(task.strip()):
+        return False
+    return bool(re.search(r"\b(file|folder)\b", task, re.IGNORECASE)) or any(_PATH_SHAPED.fullmatch(w) for w in _words(task))
 
 
 def must_look(task: str, workspace: Workspace | None) -> bool:

@@ -34,6 +34,7 @@ def ws(tmp_path: Path) -> Workspace:
         ("What is the launch code in notes.txt?", False),
         ("Read config.cfg and tell me the port.", False),
         ("Which file mentions the update?", False),  # 'update' as a noun, not leading a clause
+        ("Write a long story about a lighthouse keeper.", False),  # prose asked for, no file
     ],
 )
 def test_wants_change(task: str, change: bool) -> None:

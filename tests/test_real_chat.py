@@ -62,7 +62,7 @@ def test_two_turns_on_a_terminal_then_resume(workspace: Path, tmp_path: Path) ->
     assert "Traceback" not in term.text()
     history = json.loads(saved.read_text())
     users = [m["content"] for m in history if m["role"] == "user"]
-    assert users[0].startswith("What is the launch code")
+    assert users[0].endswith("What is the launch code written in notes.txt?")  # after the folder's overview
     assert any(u.startswith("Read docs/setup.md") for u in users)
     second_question = next(i for i, m in enumerate(history) if m["content"].startswith("Read docs/setup.md"))
     answers = [m["content"] for m in history if m["role"] == "assistant" and m["content"]]

@@ -103,7 +103,9 @@ def _agent(backend: ServerBackend, root: Path) -> Agent:
     # read_file alone: offered all six tools, the 135M model writes files instead; and
     # the path narrowed by the grammar from the first step: left free, it reads src/main.py.
     tools = [t for t in workspace_tools(Workspace(root)) if t.name == "read_file"]
-    cfg = AgentConfig(system_prompt=load_prompt("system").strip(), max_tokens=96, live_grammar=True)
+    # The 135M model answers from the whole conversation, not from the evidence prompt (with
+    # it: "The launch code ... is a new note."): this test is of the server path, not the policy.
+    cfg = AgentConfig(system_prompt=load_prompt("system").strip(), max_tokens=96, live_grammar=True, answer_from_evidence=False)
     return Agent(backend, tools, root=root, config=cfg)
 
 
