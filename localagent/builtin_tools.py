@@ -273,7 +273,9 @@ def apply_edit(text: str, old: str, new: str) -> tuple[str, int]:
     """``text`` with the one occurrence of ``old`` replaced by ``new``, and its line number;
     a ``WorkspaceError`` that says how to fix the call when ``old`` is absent or not unique."""
     if old == new:
-        _fail("invalid_argument", "old and new are the same text; old must be text now in the file (copy it from read_file), new what it becomes", "new")
+        # The 0.5B model's commonest wrong edit (it copies old into new): a kind of its own,
+        # since the same call can only fail the same way again.
+        _fail("no_change", "old and new are the same text, so nothing would change; new is what old must become (to add lines at the end, write_file with append=true)", "new")
     if old not in text and "\r\n" in text and "\r\n" not in old:
         old, new = old.replace("\n", "\r\n"), new.replace("\n", "\r\n")  # CRLF file, LF call
     count = text.count(old)

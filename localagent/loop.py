@@ -215,9 +215,11 @@ class Agent:
         only: Literal["changes", "looks"] | None = None,
         task: str = "",
         reads: list[str] | None = None,
+        read: set[str] | None = None,
     ) -> Constraint | None:
         """The step's constraint; ``only``: a call of an irreversible tool, or of a
-        read-only one; ``task``: writes narrowed to the paths it allows (policy.write_targets)."""
+        read-only one; ``task``: writes narrowed to the paths it allows (policy.write_targets);
+        ``reads``: the read must be of one of these; ``read``: the files read so far."""
         if not self.config.constrained:
             return None
         live = self.config.live_grammar
@@ -228,12 +230,16 @@ class Agent:
                 else s
                 for t, s in zip(self.tools, schemas)
             ]
+        tools = list(self.tools)
         if (targets := policy.write_targets(task, self.workspace)) is not None:
-            schemas = [_narrow_path(s, targets) if t.irreversible else s for t, s in zip(self.tools, schemas)]
+            # A file to create comes first (a copy edited its source); then the files named.
+            targets = policy.to_create(task, self.workspace) or targets
+            pairs = [(t, self._narrow_write(t, s, targets, read or set()) if t.irreversible else s) for t, s in zip(tools, schemas)]
+            tools, schemas = [t for t, s in pairs if s is not None], [s for _, s in pairs if s is not None]
         if only is not None:
-            schemas = [s for t, s in zip(self.tools, schemas) if t.irreversible == (only == "changes")]
+            schemas = [s for t, s in zip(tools, schemas) if t.irreversible == (only == "changes")]
         if reads:
-            schemas = [_narrow_path(s, reads) if t.name == "read_file" else s for t, s in zip(self.tools, schemas)]
+            schemas = [_narrow_path(s, reads) if t.name == "read_file" else s for t, s in zip(tools, schemas)]
         return build_constraint(
             schemas,
             choice,
@@ -241,6 +247,28 @@ class Agent:
             parallel=self.config.parallel_calls,
             reason=self.config.reason,
         )
+
+    def _narrow_write(self, t: Tool, schema: dict[str, Any], targets: list[str], read: set[str]) -> dict[str, Any] | None:
+        """A write tool's schema with its path one of ``targets`` (None: the tool can take
+        none of them, e.g. an edit when the file is still to be created); text it must copy
+        from that file (edit_file's old) narrowed to the file's pieces once it was read."""
+        live = live_parameters(t, self.ctx)["properties"].get("path", {}).get("enum")
+        paths = [p for p in targets if live is None or p in live]
+        if not paths:
+            return None
+        schema = _narrow_path(schema, paths)
+        arg, path_arg = policy.COPIED_TEXT.get(t.name, ("", ""))
+        if len(paths) == 1 and paths[0] in read and self.workspace is not None:
+            try:
+                text = (self.workspace.root / paths[0]).read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError):
+                return schema
+            fn = schema["function"]
+            props = fn["parameters"]["properties"]
+            if arg in props and path_arg in props and (pieces := policy.spans(text)):
+                props = {**props, arg: {**props[arg], "enum": pieces}}
+                schema = {**schema, "function": {**fn, "parameters": {**fn["parameters"], "properties": props}}}
+        return schema
 
     def _system_prompt(self) -> str:
         return (self.config.system_prompt or "").strip()
@@ -368,7 +396,7 @@ class Agent:
     ) -> Generation | None:
         """Generate the step's turn (a new step); None when the step ended the run."""
         try:
-            grammar = self._grammar(s.schemas, choice, s.path_failed, only=only, task=s.task, reads=reads)
+            grammar = self._grammar(s.schemas, choice, s.path_failed, only=only, task=s.task, reads=reads, read=s.read)
         except ConstraintError as e:
             s.stop = Stop(StopReason.CONSTRAINT_ERROR, str(e))
             return None
@@ -431,7 +459,7 @@ class Agent:
     ) -> tuple[Generation, list[ToolCall], list[str], str] | None:
         """The step's turn generated again from ``msgs``, its cost added to ``first``'s."""
         try:
-            grammar = self._grammar(s.schemas, choice, s.path_failed, only=only, task=s.task)
+            grammar = self._grammar(s.schemas, choice, s.path_failed, only=only, task=s.task, read=s.read)
         except ConstraintError as e:
             s.stop = Stop(StopReason.CONSTRAINT_ERROR, str(e))
             return None
@@ -751,7 +779,7 @@ class _InFlight:
 
 
 # Errors that the same call meets again: sent again, it asks for nothing new.
-_FINAL_ERRORS = policy.PATH_ERRORS | {"not_unique", "not_text", "outside_workspace", "not_read"}
+_FINAL_ERRORS = policy.PATH_ERRORS | {"not_unique", "not_text", "outside_workspace", "not_read", "no_change"}
 
 
 def _narrow_path(schema: dict[str, Any], paths: list[str]) -> dict[str, Any]:

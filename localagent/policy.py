@@ -5,6 +5,7 @@ the loop asks, this module decides."""
 
 from __future__ import annotations
 
+import posixpath
 import re
 from dataclasses import dataclass
 from enum import Enum
@@ -78,6 +79,41 @@ def write_targets(task: str, workspace: Workspace | None, limit: int = 200) -> l
         near = [] if w in existing else closest_names(w, existing, limit=1, cutoff=80)
         out += [p for p in [w, *near] if p not in out]  # a misspelling, or a new name: both
     return out
+
+
+def to_create(task: str, workspace: Workspace | None, limit: int = 200) -> list[str]:
+    """The files a change task names that do not exist and misspell no existing file: files
+    to create. Told to copy a value "into a new file" the 0.5B model edited the source."""
+    targets = write_targets(task, workspace, limit)
+    if not targets or workspace is None:
+        return []
+    existing = workspace.text_files(limit)
+    return [t for t in targets if not any(_may_mean(t, e) for e in existing)]
+
+
+def _may_mean(named: str, path: str) -> bool:
+    """Whether a path named in a task may mean an existing ``path``: the same path in
+    another case, the same name in another folder, or a close name in the same folder
+    (whole paths compare too kindly: records/code.txt is 88 % records/door.txt)."""
+    a, b = named.lower(), path.lower()
+    (da, na), (db, nb) = posixpath.split(a), posixpath.split(b)
+    return a == b or na == nb or (da == db and fuzz.ratio(na, nb) >= 80)
+
+
+# An argument whose value must be text copied from the file another argument names.
+COPIED_TEXT = {"edit_file": ("old", "path")}
+
+
+def spans(text: str, limit: int = 300) -> list[str] | None:
+    """The pieces of a file an edit may replace: its lines (as they are, and stripped) and
+    its words, in order of first appearance; None past ``limit`` (no narrowing then).
+    Free to write old, the 0.5B model wrote 'old text', 'hi' or the file's path."""
+    out: dict[str, None] = {}
+    for line in text.splitlines():
+        for piece in (line, line.strip(), *re.findall(r"\S+", line), *re.findall(r"[\w.-]+", line)):
+            if piece.strip():
+                out.setdefault(piece)
+    return list(out) if len(out) <= limit else None
 
 
 def unread_named(task: str, workspace: Workspace | None, read: set[str]) -> list[str]:

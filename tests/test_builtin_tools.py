@@ -263,7 +263,7 @@ def test_edit_file_says_how_to_fix_the_call(ws: Workspace) -> None:
     assert err(path="src/main.py", old="lime 42\n", new="x") == (
         "error (not_found): old text not found; closest line 42: 'line 42'; read the file and copy the text exactly"
     )
-    assert "old and new are the same text" in err(path="README.md", old="body", new="body")
+    assert err(path="README.md", old="body", new="body").startswith("error (no_change): old and new are the same text")
     assert err(path="nope.txt", old="a", new="b").startswith("error (not_found): path 'nope.txt' not found")
     assert (ws.root / "README.md").read_text() == "# title\nbody"  # untouched
 

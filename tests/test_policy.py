@@ -147,6 +147,36 @@ def test_writes_are_narrowed_to_the_paths_the_task_names(ws: Workspace) -> None:
     assert c is not None and '\\"hello.txt\\"' in c.text and "docs/setup.md" not in c.text
 
 
+def test_a_file_to_create_is_what_the_task_names_and_no_file_misspells(ws: Workspace) -> None:
+    task = "Copy the launch code from notes.txt into a new file code.txt."
+    assert policy.to_create(task, ws) == ["code.txt"]
+    assert policy.to_create("Set port to 9090 in confg.cfg.", ws) == []  # a misspelling: an edit
+    assert policy.to_create("Create docs/Setup.md with one line.", ws) == []  # the same file in another case
+    (ws.root / "code.txt").write_text("4821\n")
+    assert policy.to_create(task, ws) == []  # once created, the named files are all targets
+
+
+def test_a_copy_writes_the_new_file_and_cannot_edit_its_source(ws: Workspace) -> None:
+    agent, _ = _agent(ws, [])
+    task = "Copy the launch code from notes.txt into a new file code.txt."
+    c = agent._grammar(agent.tools.schemas(), agent._choice, task=task, read={"notes.txt"})
+    assert c is not None and '\\"code.txt\\"' in c.text and "edit_file" not in c.text and '\\"notes.txt\\"' not in c.text
+
+
+def test_an_edit_copies_old_from_the_file_it_read(ws: Workspace) -> None:
+    agent, _ = _agent(ws, [])
+    task = "Set the port in config.cfg to 9090."
+    c = agent._grammar(agent.tools.schemas(), agent._choice, task=task, read={"config.cfg"})
+    assert c is not None and '\\"port = 8080\\"' in c.text and '\\"8080\\"' in c.text
+    unread = agent._grammar(agent.tools.schemas(), agent._choice, task=task)
+    assert unread is not None and '\\"8080\\"' not in unread.text  # not read yet: old is free
+
+
+def test_spans_are_lines_and_words_and_none_past_the_limit() -> None:
+    assert policy.spans("port = 8080\n  x.y(1)\n") == ["port = 8080", "port", "=", "8080", "  x.y(1)", "x.y(1)", "x.y", "1"]
+    assert policy.spans("".join(f"w{i}\n" for i in range(400))) is None
+
+
 def test_unread_named_files(ws: Workspace) -> None:
     task = "What is the total in notes.txt and config.cfg? And in nope.txt?"
     assert policy.unread_named(task, ws, set()) == ["config.cfg", "notes.txt"]
