@@ -112,7 +112,7 @@ class Engines:
         self.prep_s: dict[str, float] = {"gbnf": 0.0}
         t0 = time.perf_counter()
         self.pieces, eog = token_pieces(self.llm)
-        self.tok = tokenizer(self.pieces, eog, self.encode)
+        self.tok = tokenizer(self.pieces, self.llm.token_eos(), self.encode)
         self.prep_s["llguidance"] = time.perf_counter() - t0
         self.eog, self.eos = set(eog), self.llm.token_eos()
         t0 = time.perf_counter()

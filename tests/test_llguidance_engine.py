@@ -37,7 +37,7 @@ class Vocab:
         self.pieces, eog = token_pieces(self.llm)
         self.eog = set(eog)
         self.eos = self.llm.token_eos()
-        self.tok = tokenizer(self.pieces, eog, self.encode)
+        self.tok = tokenizer(self.pieces, self.eos, self.encode)
 
     def encode(self, text: bytes) -> list[int]:
         return list(self.llm.tokenize(text, add_bos=False, special=True))

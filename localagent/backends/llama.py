@@ -397,8 +397,8 @@ class LlamaBackend:
             return FailClosed(OutlinesMatcher(index, self._eog_ids))
         if options.lark:
             if self._llg is None:
-                pieces, eog = token_pieces(self.llm)
-                self._llg = tokenizer(pieces, eog, lambda b: self.llm.tokenize(b, add_bos=False, special=True))
+                pieces, _ = token_pieces(self.llm)
+                self._llg = tokenizer(pieces, self.llm.token_eos(), lambda b: self.llm.tokenize(b, add_bos=False, special=True))
             start = self._llg_starts.get(options.lark)
             if start is None:
                 start = start_matcher(self._llg, options.lark)

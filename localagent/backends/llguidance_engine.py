@@ -62,7 +62,7 @@ class _Vocabulary:
         return self._encode(text)
 
 
-def tokenizer(pieces: Sequence[bytes], eos: int | list[int], encode: Callable[[bytes], list[int]]) -> Any:
+def tokenizer(pieces: Sequence[bytes], eos: int, encode: Callable[[bytes], list[int]]) -> Any:
     """An ``LLTokenizer`` from the vocabulary (token id -> its bytes, special tokens prefixed
     with ``SPECIAL``) and the model's encoder. About half a second for 150k tokens: keep it.
 
@@ -70,8 +70,9 @@ def tokenizer(pieces: Sequence[bytes], eos: int | list[int], encode: Callable[[b
     token such as Qwen's ``<tool_call>`` as its text, and so must this engine (llguidance's own
     ``lltokenizer_from_vocab`` marks it special, and then no call can be opened with it)."""
     llg = _llguidance()
-    ends = sorted(eos) if isinstance(eos, list) else [eos]
-    return llg.LLTokenizer(llg.TokenizerWrapper(_Vocabulary(pieces, ends[0], encode)), eos_token=ends)
+    # One end token is enough: the matcher itself allows every end-of-generation token where the
+    # grammar may end, and the others are special, so never text.
+    return llg.LLTokenizer(llg.TokenizerWrapper(_Vocabulary(pieces, eos, encode)), eos_token=eos)
 
 
 # -- the constraint, as a Lark grammar ------------------------------------------------
