@@ -32,6 +32,7 @@ def decoding_options(
         seed=config.seed,
         grammar=constraint.text if constraint and constraint.engine == "gbnf" else None,
         regex=constraint.text if constraint and constraint.engine == "outlines" else None,
+        lark=constraint.text if constraint and constraint.engine == "llguidance" else None,
         on_text=on_text,
         call_threshold=threshold,
         call_heads=constraint.heads if constraint and jump else (),

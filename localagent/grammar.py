@@ -18,7 +18,8 @@ from typing import Any, Literal
 from .errors import ConstraintError
 
 ToolChoiceMode = Literal["auto", "required", "none"]
-Engine = Literal["gbnf", "outlines"]
+Engine = Literal["gbnf", "outlines", "llguidance"]
+ENGINES: dict[str, Engine] = {"gbnf": "gbnf", "outlines": "outlines", "llguidance": "llguidance"}  # by name, for the CLI
 
 
 @dataclass(frozen=True)
@@ -38,8 +39,8 @@ class ToolChoice:
 
 @dataclass(frozen=True)
 class Constraint:
-    """What the decoder must follow for one step: a GBNF grammar or a regex, and
-    the call heads it fixes (for jump-forward)."""
+    """What the decoder must follow for one step: a GBNF grammar, a regex or a Lark
+    grammar (llguidance), and the call heads it fixes (for jump-forward)."""
 
     engine: Engine
     text: str
@@ -56,7 +57,10 @@ def build_constraint(
     reason: bool = False,
 ) -> Constraint:
     """The constraint for one step with the chosen engine."""
-    build = build_grammar if engine == "gbnf" else build_regex
+    if engine == "llguidance":
+        from .backends.llguidance_engine import build_lark as build
+    else:
+        build = build_grammar if engine == "gbnf" else build_regex
     text = build(tools, choice, parallel=parallel, reason=reason)
     calls = tools and choice.mode != "none"
     heads = call_heads(tools, choice) if calls else ()

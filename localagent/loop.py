@@ -39,7 +39,7 @@ class AgentConfig:
     temperature: float = 0.0
     seed: int | None = 0
     constrained: bool = True
-    engine: Engine = "gbnf"  # or "outlines"; see the README for the measured choice
+    engine: Engine = "gbnf"  # or "outlines", "llguidance"; see the README for the measured choice
     jump_forward: bool = True  # insert the tokens the constraint fixes without sampling
     tool_choice: str = "auto"
     parallel_calls: bool = False  # measured: the 0.5B model repeats itself when allowed several

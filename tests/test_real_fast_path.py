@@ -25,16 +25,18 @@ TASKS = [
 
 
 @pytest.mark.parametrize("parallel", [False, True])
-def test_jump_forward_output_equals_plain_constrained(qwen, workspace: Path, parallel: bool) -> None:  # type: ignore[no-untyped-def]
+@pytest.mark.parametrize("engine", ["gbnf", "llguidance"])  # jump.py's guess; llguidance's own forced tokens
+def test_jump_forward_output_equals_plain_constrained(qwen, workspace: Path, parallel: bool, engine: str) -> None:  # type: ignore[no-untyped-def]
     schemas = ToolSet(workspace_tools(Workspace(workspace), write=False)).schemas()
-    c = build_constraint(schemas, ToolChoice("required"), parallel=parallel)
+    c = build_constraint(schemas, ToolChoice("required"), parallel=parallel, engine=engine)  # type: ignore[arg-type]
+    grammar = {"lark" if engine == "llguidance" else "grammar": c.text}
     forced = 0
     for task in TASKS:
         msgs = [Message("system", load_prompt("system").strip()), Message("user", task)]
-        plain = qwen.generate(msgs, schemas, GenerateOptions(max_tokens=120, grammar=c.text, parallel=parallel))
+        plain = qwen.generate(msgs, schemas, GenerateOptions(max_tokens=120, parallel=parallel, **grammar))
         fast = qwen.generate(
             msgs, schemas,
-            GenerateOptions(max_tokens=120, grammar=c.text, call_heads=c.heads, call_keys=dict(c.keys), parallel=parallel),
+            GenerateOptions(max_tokens=120, call_heads=c.heads, call_keys=dict(c.keys), parallel=parallel, **grammar),
         )
         assert fast.text == plain.text
         assert plain.info["forced_tokens"] == 0

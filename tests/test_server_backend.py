@@ -255,6 +255,13 @@ def test_vllm_takes_the_outlines_regex_and_llama_cpp_refuses_it(stub: Stub) -> N
     assert len(stub.requests) == 1  # failed closed, nothing sent
 
 
+@pytest.mark.parametrize("dialect", ["llama.cpp", "vllm", "vllm-legacy"])  # openai: the server's own tools
+def test_no_grammar_dialect_takes_an_llguidance_grammar(stub: Stub, dialect: str) -> None:
+    gen = stub.backend(dialect=dialect).generate(MSGS, TOOLS, GenerateOptions(lark='start: "x"'))
+    assert gen.finish_reason == "error" and gen.info["constraint_error"] and "llguidance" in (gen.error or "")
+    assert stub.requests == []  # failed closed, nothing sent
+
+
 def test_openai_dialect_sends_tools_and_tool_choice(stub: Stub) -> None:
     stub.enqueue(sse("x"), sse("y"))
     b = stub.backend(dialect="openai")

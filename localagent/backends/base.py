@@ -46,7 +46,8 @@ class GenerateOptions:
     temperature: float = 0.0
     seed: int | None = None
     grammar: str | None = None  # GBNF (llama.cpp's engine), or None for free generation
-    regex: str | None = None  # a regex (the outlines engine); at most one of the two
+    regex: str | None = None  # a regex (the outlines engine)
+    lark: str | None = None  # a Lark grammar (the llguidance engine); at most one of the three
     on_text: Callable[[str], None] | None = None  # streamed pieces
     # Decide call or prose at the first token: when the model's probability of
     # starting structured output (a tag, a brace, a fence) is at least this, the

@@ -32,6 +32,7 @@ from ..policy import STRUCTURED_STARTS
 from ..prompt import render, shown_schemas, template_supports_tools
 from .base import FinishReason, Generation, GenerateOptions
 from .llama_grammar import FailClosed, GrammarMatcher
+from .llguidance_engine import SPECIAL, LLGuidanceMatcher, start_matcher, tokenizer
 from .outlines_engine import OutlinesMatcher, build_index
 from .prefix_cache import PrefixCache, cache_key
 
@@ -188,6 +189,8 @@ class LlamaBackend:
         self._trigger = self.tokenize(CALL_OPEN)
         self._structured: np.ndarray | None = None
         self._indexes: dict[str, Any] = {}  # regex -> outlines index, built once each
+        self._llg: Any = None  # the llguidance tokenizer, built at its first use
+        self._llg_starts: dict[str, Any] = {}  # Lark grammar -> an llguidance matcher at its start
         self._eog_ids = {i for i in range(self.n_vocab) if llama_cpp.llama_vocab_is_eog(self._vocab, i)}
 
     # -- tokens ---------------------------------------------------------------
@@ -381,8 +384,8 @@ class LlamaBackend:
         return gen
 
     def _matcher(self, options: GenerateOptions) -> FailClosed | None:
-        if options.grammar and options.regex:
-            raise ConstraintError("give a GBNF grammar or a regex, not both")
+        if sum(map(bool, (options.grammar, options.regex, options.lark))) > 1:
+            raise ConstraintError("give one of a GBNF grammar, a regex and a Lark grammar")
         if options.grammar:
             return FailClosed(GrammarMatcher(self._vocab, self.n_vocab, options.grammar))
         if options.regex:
@@ -393,6 +396,17 @@ class LlamaBackend:
                     self._indexes.pop(next(iter(self._indexes)))
                 self._indexes[options.regex] = index
             return FailClosed(OutlinesMatcher(index, self._eog_ids))
+        if options.lark:
+            if self._llg is None:
+                pieces, _ = token_pieces(self.llm)
+                self._llg = tokenizer(pieces, self.llm.token_eos(), lambda b: self.llm.tokenize(b, add_bos=False, special=True))
+            start = self._llg_starts.get(options.lark)
+            if start is None:
+                start = start_matcher(self._llg, options.lark)
+                if len(self._llg_starts) >= 16:
+                    self._llg_starts.pop(next(iter(self._llg_starts)))
+                self._llg_starts[options.lark] = start
+            return FailClosed(LLGuidanceMatcher(start, self._eog_ids, self.n_vocab))
         return None
 
     def _token_bytes(self) -> dict[bytes, list[int]]:
@@ -470,17 +484,20 @@ class LlamaBackend:
             draft = list(trigger[1:])  # the rest of the trigger: part of the decision
             n_trigger = len(draft)
             if matcher is not None and options.call_heads:
-                forced, ends = forced_text(
-                    "".join(out), options.call_heads, parallel=options.parallel, keys=options.call_keys
-                )
-                if forced:
-                    fixed = self.tokenize(forced)
+                engine_says = matcher.jump()  # the engine's own forced tokens, where it knows them
+                if engine_says is not None:
+                    fixed, ends = engine_says
+                else:
+                    forced, ends = forced_text(
+                        "".join(out), options.call_heads, parallel=options.parallel, keys=options.call_keys
+                    )
+                    fixed = self.tokenize(forced) if forced else []
                     if not ends and len(fixed) > 1 and not self._piece(fixed[-1]).strip():
                         # A lone space last ('"path": ') is seldom the model's own split: it
                         # writes ' "' or ' 0' next. Leave it to the model instead of evaluating
                         # a row that the check below would throw away.
                         fixed.pop()
-                    draft += fixed
+                draft += fixed
                 if ends and n_trigger == 0 and n_out + len(draft) < limit:
                     # The rest of the turn is fixed ("\n</tool_call>", then the end): no
                     # choice is left whose logits these tokens could change, and the next
@@ -534,6 +551,21 @@ class LlamaBackend:
             error="the context window filled up during the reply" if finish == "context" else None,
             info=info,
         )
+
+
+def token_pieces(llm: Llama) -> tuple[list[bytes], list[int]]:
+    """Each token's bytes, control tokens marked ``SPECIAL`` (llguidance's reading of a
+    vocabulary), and the end-of-generation tokens. A user-defined token (``<tool_call>``)
+    stays text, as llama.cpp's grammar reads it."""
+    vocab = llama_cpp.llama_model_get_vocab(llm.model)
+    pieces, eog = [], []
+    for i in range(llm.n_vocab()):
+        piece = llm.detokenize([i], special=True)
+        control = llama_cpp.llama_vocab_get_attr(vocab, i) & llama_cpp.LLAMA_TOKEN_ATTR_CONTROL
+        pieces.append(SPECIAL + piece if control else piece)
+        if llama_cpp.llama_vocab_is_eog(vocab, i):
+            eog.append(i)
+    return pieces, eog
 
 
 def _emit_tail(tokens: list[int], matcher: FailClosed, emit: Any) -> int:

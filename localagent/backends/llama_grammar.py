@@ -171,6 +171,22 @@ class FailClosed:
         except Exception as e:
             self._fail(f"accepting token {token}", e)
 
+    def jump(self) -> tuple[list[int], bool] | None:
+        """The inner engine's forced tokens and whether they end the reply, for an engine that
+        knows them (llguidance); None for one that does not (the decoder reads them off the
+        text, jump.py). Nothing is forced once anything failed."""
+        inner = getattr(self._inner, "jump", None)
+        if inner is None:
+            return None
+        if self.error is not None:
+            return [], False
+        try:
+            tokens, ends = inner()
+        except Exception as e:
+            self._fail("computing the forced tokens", e)
+            return [], False
+        return ([], False) if self.error is not None else (list(tokens), bool(ends))
+
     def close(self) -> None:
         """The inner ``close``; an error there cannot matter any more."""
         try:

@@ -1,12 +1,18 @@
 """A third constraint engine: llguidance (the Rust engine llama.cpp can also be built with).
 
-It offers the same three operations as ``llama_grammar.GrammarMatcher`` and
+It offers the same operations as ``llama_grammar.GrammarMatcher`` and
 ``outlines_engine.OutlinesMatcher`` (``allows``, ``accept``, ``mask``), so the decoder
 does not know which engine it drives, and it fails closed the same way: llguidance never
 raises for a bad grammar or a refused token, it enters an error state, which the matcher
-records in ``error``; from then on nothing is allowed. It reads our GBNF as it is (through
-its GBNF-to-Lark converter), computes a whole mask without walking the vocabulary in
-Python, and knows the tokens the grammar forces next (``forced``, for jump-forward).
+records in ``error``; from then on nothing is allowed. It also knows the tokens the grammar
+forces next (``jump``), so the decoder inserts those instead of reading them off the text.
+
+The constraint is a Lark grammar (``build_lark``): the envelope of ``grammars/calls.gbnf``,
+the prose of ``grammars/prose.gbnf`` converted, and each tool's arguments as llguidance's own
+JSON-schema rule over the schema as written. llguidance matches a pattern against the
+decoded string and writes it JSON-quoted, takes any bound, and enforces the common string
+formats, so none of ``grammar.engine_safe``'s rewriting is needed; only what it cannot
+compile (a lookaround, ``\\b``) is left to the validator.
 
 llguidance is an optional dependency (``pip install localagent[llguidance]``), imported
 here only.
@@ -14,14 +20,26 @@ here only.
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Callable, Sequence
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
 
 from ..errors import ConstraintError
+from ..grammar import _SCHEMA_MAPS, _VERBATIM, ToolChoice, _literal, _tools_for, load_grammar_file
 
 SPECIAL = b"\xff"  # llguidance's mark on a special token's bytes: text can never spell it
+# The canonical spacing of grammar.canonical_spacing, one layout of the punctuation:
+# {"a": 1, "b": [2, 3]}. Lenient: a keyword llguidance does not implement is left to the validator.
+JSON_OPTIONS = {"whitespace_flexible": False, "item_separator": ", ", "key_separator": ": ", "lenient": True}
+# grammars/calls.gbnf in Lark: there a call's rules must be Lark rules (lower case), since
+# each tool's arguments are llguidance's JSON-schema rule (%json), which GBNF cannot hold.
+CALLS = r"""call_block: "<tool_call>\n" call "\n</tool_call>"
+calls_many: call_block ("\n" call_block){0,3}
+calls_one: call_block"""
 
 
 def _llguidance() -> Any:
@@ -44,50 +62,132 @@ class _Vocabulary:
         return self._encode(text)
 
 
-def tokenizer(pieces: Sequence[bytes], eos: int | list[int], encode: Callable[[bytes], list[int]]) -> Any:
+def tokenizer(pieces: Sequence[bytes], eos: int, encode: Callable[[bytes], list[int]]) -> Any:
     """An ``LLTokenizer`` from the vocabulary (token id -> its bytes, special tokens prefixed
-    with ``SPECIAL``) and the model's encoder. About a second for 150k tokens: keep it."""
+    with ``SPECIAL``) and the model's encoder. About half a second for 150k tokens: keep it.
+
+    Which tokens are special is the caller's to say: llama.cpp's grammar reads a user-defined
+    token such as Qwen's ``<tool_call>`` as its text, and so must this engine (llguidance's own
+    ``lltokenizer_from_vocab`` marks it special, and then no call can be opened with it)."""
     llg = _llguidance()
-    first = eos[0] if isinstance(eos, list) else eos
-    return llg.LLTokenizer(llg.TokenizerWrapper(_Vocabulary(pieces, first, encode)), eos_token=eos)
+    # One end token is enough: the matcher itself allows every end-of-generation token where the
+    # grammar may end, and the others are special, so never text.
+    return llg.LLTokenizer(llg.TokenizerWrapper(_Vocabulary(pieces, eos, encode)), eos_token=eos)
 
 
-def tokenizer_from_llama(vocab: Any, n_vocab: int | None = None) -> Any:
-    """The ``LLTokenizer`` of a loaded llama.cpp model (its ``llama_vocab_p``)."""
-    _llguidance()
-    from llguidance.llamacpp import lltokenizer_from_vocab
-
-    return lltokenizer_from_vocab(vocab, n_vocab)
+# -- the constraint, as a Lark grammar ------------------------------------------------
 
 
-def compile_grammar(gbnf: str, tok: Any) -> str:
-    """Our GBNF as an llguidance grammar, checked against ``tok``; ``ConstraintError`` if it is not one."""
+def build_lark(
+    tools: list[dict[str, Any]],
+    choice: ToolChoice = ToolChoice(),
+    *,
+    parallel: bool = True,
+    reason: bool = False,
+) -> str:
+    """The language of ``grammar.build_grammar`` as an llguidance Lark grammar, each tool's
+    arguments checked by llguidance's JSON-schema rule."""
+    key = tuple(json.dumps(t) for t in tools)
+    return _lark_cached(key, choice, parallel, reason)
+
+
+@lru_cache(maxsize=64)
+def _lark_cached(tools_key: tuple[str, ...], choice: ToolChoice, parallel: bool, reason: bool) -> str:
+    tools, choice = _tools_for(tools_key, choice)
+    calls = ("THOUGHT " if reason else "") + ("calls_many" if parallel else "calls_one")
+    root = {"auto": f"PROSE | {calls}", "required": calls, "none": "PROSE"}[choice.mode]
+    parts = [f"start: {root}", _prose_lark()]
+    if choice.mode != "none":
+        parts.append(CALLS)
+        parts.append("call: " + " | ".join(f"call{i}" for i in range(len(tools))))
+        for i, t in enumerate(tools):
+            schema = t.get("parameters") or {"type": "object", "properties": {}}
+            head = '{"name": ' + _literal(t["name"]) + ', "arguments": '
+            parts.append(f"call{i}: {json.dumps(head)} args{i} \"}}\"")
+            args = {**engine_ready(schema), "x-guidance": JSON_OPTIONS}
+            parts.append(f"args{i}: %json {json.dumps(args, ensure_ascii=False)}")
+    return "\n".join(parts) + "\n"
+
+
+@lru_cache(maxsize=1)
+def _prose_lark() -> str:
+    """``grammars/prose.gbnf`` (PROSE, THOUGHT) in Lark, through llguidance's own converter."""
+    from llguidance.gbnf_to_lark import gbnf_to_lark
+
+    lark = gbnf_to_lark("root ::= prose thought\n" + load_grammar_file("prose"))
+    return re.sub(r"\A%llguidance \{\}\s*start:[^\n]*\n", "", lark)  # the converter's header and our stand-in root
+
+
+def engine_ready(schema: Any) -> Any:
+    """``schema`` as llguidance should enforce it: an object with ``properties`` and no word
+    on others closed (``additionalProperties: false``, as the other two engines read it),
+    and a ``pattern`` llguidance cannot compile (a lookaround, ``\\b``, a back reference)
+    dropped, for the validator to check. Everything else is taken as written."""
+    if isinstance(schema, list):
+        return [engine_ready(s) for s in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out: dict[str, Any] = {}
+    for k, v in schema.items():
+        if k in _SCHEMA_MAPS and isinstance(v, dict):
+            out[k] = {name: engine_ready(sub) for name, sub in v.items()}  # keys are names here
+        elif k in _VERBATIM:
+            out[k] = v
+        elif k == "pattern" and isinstance(v, str):
+            if _compiles(v):
+                out[k] = v
+        else:
+            out[k] = engine_ready(v)
+    if "properties" in out and "additionalProperties" not in out:
+        out["additionalProperties"] = False
+    return out
+
+
+@lru_cache(maxsize=256)
+def _compiles(pattern: str) -> bool:
+    """Whether llguidance can compile ``pattern`` as a JSON Schema pattern."""
+    llg = _llguidance()
+    grammar = llg.LLMatcher.grammar_from_json_schema({"type": "string", "pattern": pattern})
+    return not llg.LLMatcher.validate_grammar_with_warnings(grammar)[0]
+
+
+def start_matcher(tok: Any, text: str) -> Any:
+    """An llguidance matcher at the start of ``text``, a Lark grammar (``build_lark``) or a GBNF
+    one, over ``tok``; ``ConstraintError`` if llguidance cannot use it. Keep it: each reply's
+    ``LLGuidanceMatcher`` starts from a copy, which costs less than compiling again."""
     llg = _llguidance()
     try:
-        grammar = llg.grammar_from("gbnf", gbnf)
+        grammar = llg.grammar_from("gbnf", text)  # Lark as it is, GBNF through the converter
     except ValueError as e:
         raise ConstraintError(f"llguidance could not read the grammar: {e}") from None
     is_error, messages = llg.LLMatcher.validate_grammar_with_warnings(grammar, tok)
     if is_error:
-        raise ConstraintError(f"llguidance refused the grammar: {messages[0] if messages else 'no reason given'}")
-    return str(grammar)
+        raise ConstraintError(f"llguidance refused the grammar: {_first_line(messages[0] if messages else '')}")
+    start = llg.LLMatcher(tok, grammar, log_level=0)
+    if start.is_error():
+        raise ConstraintError(f"llguidance could not start the constraint: {_first_line(start.get_error())}")
+    return start
+
+
+def _first_line(message: str) -> str:
+    """llguidance's message without the grammar and parser state it appends."""
+    return message.strip().splitlines()[0] if message.strip() else "no reason given"
 
 
 class LLGuidanceMatcher:
-    """The state of one llguidance grammar while one reply is generated."""
+    """The state of one llguidance grammar while one reply is generated, from a copy of ``start``
+    (``start_matcher``)."""
 
-    def __init__(self, tok: Any, grammar: str, eog: set[int]):
-        self._matcher = _llguidance().LLMatcher(tok, grammar, log_level=0)
-        self._n_vocab = int(tok.vocab_size)
+    def __init__(self, start: Any, eog: set[int], n_vocab: int):
+        self._matcher = start.deep_copy()
+        self._n_vocab = n_vocab
         self._eog = eog
         self.error: str | None = None  # set once the engine failed; nothing is allowed after
-        if self._matcher.is_error():
-            raise ConstraintError(f"llguidance could not start the constraint: {self._matcher.get_error()}")
 
     def _failed(self, what: str) -> bool:
         """True (and ``error`` set) when the engine is in its error state after ``what``."""
         if self.error is None and self._matcher.is_error():
-            self.error = f"the llguidance engine failed {what}: {self._matcher.get_error()}; the step is stopped (fail closed)"
+            self.error = f"the llguidance engine failed {what}: {_first_line(self._matcher.get_error())}; the step is stopped (fail closed)"
         return self.error is not None
 
     def allows(self, token: int) -> bool:
@@ -124,11 +224,21 @@ class LLGuidanceMatcher:
             self.error = f"token {token} was accepted though the grammar does not allow it; the step is stopped (fail closed)"
 
     def forced(self) -> list[int]:
-        """The tokens the grammar allows no alternative to from here (none once failed)."""
+        """The tokens the grammar allows no alternative to from here (none once failed). A last
+        token that could still grow into a longer one (``": "`` before ``"``) is left out."""
         if self.error is not None:
             return []
         tokens = list(self._matcher.compute_ff_tokens())
         return [] if self._failed("computing forced tokens") else tokens
+
+    def jump(self) -> tuple[list[int], bool]:
+        """``forced()``, and whether nothing but the end of the reply may follow those tokens."""
+        tokens = self.forced()
+        if not tokens:
+            return [], False
+        probe = self._matcher.deep_copy()
+        ends = bool(probe.consume_tokens(tokens)) and bool(probe.is_stopped()) and not probe.is_error()
+        return tokens, ends
 
     def close(self) -> None:
         """Nothing to free: the matcher goes with its last reference."""

@@ -295,6 +295,8 @@ class ServerBackend:
         if self.stream:
             body["stream_options"] = {"include_usage": True}
         grammar, regex = options.grammar, options.regex
+        if options.lark and dialect != "openai":  # no dialect carries one: refused, not sent unconstrained
+            raise _Failure("a server takes no llguidance grammar: use the gbnf engine", "constraint")
         if dialect == "llama.cpp":
             if regex:
                 raise _Failure("llama.cpp's server takes a GBNF grammar, not a regex: use the gbnf engine", "constraint")

@@ -11,6 +11,7 @@ import typer
 from tqdm import tqdm
 
 from ..errors import ConfigError
+from ..grammar import ENGINES
 
 
 def eval_cmd(
@@ -21,7 +22,7 @@ def eval_cmd(
     category: Annotated[Optional[List[str]], typer.Option("--category", help="Run only this category (repeat, or comma-separated, for several).")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object (summary and every result).")] = False,
     one_call: Annotated[bool, typer.Option("--one-call", help="Constrained: allow one call per turn (as `run` does), not up to four.")] = False,
-    engine: Annotated[str, typer.Option("--engine", help="Constrained: gbnf (llama.cpp) or outlines.")] = "gbnf",
+    engine: Annotated[str, typer.Option("--engine", help="Constrained: gbnf (llama.cpp), outlines or llguidance.")] = "gbnf",
     reason: Annotated[bool, typer.Option("--reason", help="Constrained: one short sentence of why before each call.")] = False,
     tool_choice: Annotated[str, typer.Option("--tool-choice", help="Constrained: auto (call or prose at the first token) or required (every reply a call).")] = "auto",
     max_tokens: Annotated[int, typer.Option("--max-tokens", min=16, help="Token limit of each reply.")] = 256,
@@ -33,8 +34,8 @@ def eval_cmd(
     from ..evaluate import CaseResult, format_report, in_categories, load_cases, run_eval, sample
     from ..loop import AgentConfig
 
-    if engine not in ("gbnf", "outlines"):
-        raise ConfigError(f"--engine must be gbnf or outlines, not {engine!r}")
+    if engine not in ENGINES:
+        raise ConfigError(f"--engine must be gbnf, outlines or llguidance, not {engine!r}")
     if mode not in ("constrained", "free"):
         raise ConfigError(f"--mode must be constrained or free, not {mode!r}")
     if tool_choice not in ("auto", "required"):
@@ -61,7 +62,7 @@ def eval_cmd(
     with bar:
         report = run_eval(
             backend, cases, "free" if mode == "free" else "constrained", max_tokens=max_tokens,
-            parallel=not one_call, reason=reason, engine="outlines" if engine == "outlines" else "gbnf",
+            parallel=not one_call, reason=reason, engine=ENGINES[engine],
             tool_choice=tool_choice, call_threshold=AgentConfig.call_threshold if call_threshold is None else call_threshold, on_result=None if as_json else progress,
         )
     d = report.to_dict()

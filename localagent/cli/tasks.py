@@ -11,6 +11,7 @@ import typer
 from tqdm import tqdm
 
 from ..errors import ConfigError
+from ..grammar import ENGINES
 
 
 def eval_tasks(
@@ -23,6 +24,7 @@ def eval_tasks(
     max_steps: Annotated[int, typer.Option("--max-steps", min=1, help="Step limit of each task, as `run --max-steps`.")] = 12,
     n_ctx: Annotated[int, typer.Option("--ctx", min=256, help="Context window in tokens.")] = 8192,
     n_gpu_layers: Annotated[int, typer.Option("--n-gpu-layers", help="Layers to offload to a GPU.")] = 0,
+    engine: Annotated[str, typer.Option("--engine", help="The constraint engine: gbnf (llama.cpp), outlines or llguidance.")] = "gbnf",
 ) -> None:
     """Run everyday tasks in generated workspaces and report success per kind."""
     from ..assemble import default_config
@@ -32,6 +34,8 @@ def eval_tasks(
     from ..tasks.runner import TaskRun, report, run_tasks
     from ..tasks.suite import load_tasks
 
+    if engine not in ENGINES:
+        raise ConfigError(f"--engine must be gbnf, outlines or llguidance, not {engine!r}")
     if split not in ("dev", "test"):
         raise ConfigError(f"--split must be dev or test, not {split!r}")
     unknown = sorted(set(kind or ()) - set(KINDS))
@@ -50,8 +54,8 @@ def eval_tasks(
         bar.update(1)
 
     with bar:
-        runs = run_tasks(backend, tasks, default_config(limits=Limits(max_steps=max_steps)), on_done=done)
-    out = report(runs, {"model": backend.name, "split": split if suite is None else str(suite), "max_steps": max_steps})
+        runs = run_tasks(backend, tasks, default_config(limits=Limits(max_steps=max_steps), engine=ENGINES[engine]), on_done=done)
+    out = report(runs, {"model": backend.name, "split": split if suite is None else str(suite), "max_steps": max_steps, "engine": engine})
     typer.echo(json.dumps(out, ensure_ascii=False) if as_json else format_summary(out["summary"]))
 
 
