@@ -123,13 +123,27 @@ def unread_named(task: str, workspace: Workspace | None, read: set[str]) -> list
     if workspace is None:
         return []
     named = workspace.mentioned(task)
-    files = [p for p in named if (workspace.root / p).is_file()]
+    files = [p for p in named if (workspace.root / p).is_file()] + _meant(task, workspace)
     if not re.search(r"\bhow many\b|\bcount\b", task, re.IGNORECASE):
         # A folder named where a file is meant: its one or two files are what to read.
         for folder in (p for p in named if (workspace.root / p).is_dir()):
             inside = [f for f in workspace.text_files() if f.startswith(folder.rstrip("/") + "/") and "/" not in f[len(folder) + 1 :]]
             files += inside if len(inside) <= 2 else []
-    return [p for p in files if p not in read]
+    return [p for p in dict.fromkeys(files) if p not in read]
+
+
+def _meant(task: str, workspace: Workspace, limit: int = 200) -> list[str]:
+    """The existing file each path the task names but gets wrong (misspelt, in another case
+    or folder) can only mean: one candidate, or none. Shown the folder, the 0.5B model
+    answered "the deadline in docs/dadline.txt" with a date it made up."""
+    from .workspace import _PATH_SHAPED, _words
+
+    existing = workspace.text_files(limit)
+    out = []
+    for w in (w for w in _words(task) if _PATH_SHAPED.fullmatch(w) and not (workspace.root / w).exists()):
+        near = [e for e in existing if _may_mean(w, e)]
+        out += near if len(near) == 1 else []
+    return out
 
 
 class Repeat(str, Enum):

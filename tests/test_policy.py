@@ -178,12 +178,17 @@ def test_spans_are_lines_and_words_and_none_past_the_limit() -> None:
 
 
 def test_unread_named_files(ws: Workspace) -> None:
-    task = "What is the total in notes.txt and config.cfg? And in nope.txt?"
+    task = "What is the total in notes.txt and config.cfg? And in budget.txt?"
     assert policy.unread_named(task, ws, set()) == ["config.cfg", "notes.txt"]
     assert policy.unread_named(task, ws, {"notes.txt"}) == ["config.cfg"]
     # A folder named where a file is meant: its one or two files are read; not when counting.
     assert policy.unread_named("What is the setup note in the docs folder?", ws, set()) == ["docs/setup.md"]
     assert policy.unread_named("How many files are in docs?", ws, set()) == []
+    # A path named wrong means the one file it can mean: misspelt, in another case or folder.
+    assert policy.unread_named("What is the port in confg.cfg?", ws, set()) == ["config.cfg"]
+    assert policy.unread_named("Read DOCS/SETUP.MD please.", ws, set()) == ["docs/setup.md"]
+    assert policy.unread_named("What does notes/setup.md say?", ws, set()) == ["docs/setup.md"]
+    assert policy.unread_named("What does CHANGELOG.md say?", ws, set()) == []  # means nothing there
 
 
 def test_unsupported_numbers() -> None:
