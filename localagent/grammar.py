@@ -95,7 +95,13 @@ def _args_rules(schemas: tuple[str, ...]) -> tuple[list[str], str]:
     for text in schemas:
         for name in _property_names(json.loads(text)):
             order.setdefault(name, len(order))
-    conv = SchemaConverter(prop_order=order, allow_fetch=False, dotall=False, raw_pattern=False)
+    class Converter(SchemaConverter):  # type: ignore[misc]
+        def _format_literal(self, literal: str) -> str:
+            # llama-cpp-python's escapes quotes and line breaks but not backslashes, so an
+            # enum value holding a quote ('name = "x"', JSON '\\"x\\"') ended its literal early.
+            return '"' + re.sub(r'[\\\r\n"]', lambda m: _GBNF_ESCAPES[m.group(0)], literal) + '"'
+
+    conv = Converter(prop_order=order, allow_fetch=False, dotall=False, raw_pattern=False)
     names = []
     for i, text in enumerate(schemas):
         schema = engine_safe(json.loads(text), "gbnf")
@@ -103,6 +109,8 @@ def _args_rules(schemas: tuple[str, ...]) -> tuple[list[str], str]:
         names.append(conv.visit(schema, f"args{i}"))
     return names, json_strict(conv.format_grammar())
 
+
+_GBNF_ESCAPES = {"\\": "\\\\", "\r": "\\r", "\n": "\\n", '"': '\\"'}
 
 # The converter writes a bound as nested optionals ("x (x (x ...)?)?"), and
 # llama.cpp's recursive grammar parser overflows its stack (a segfault no

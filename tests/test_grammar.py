@@ -246,6 +246,17 @@ def test_enum_narrowed_paths(vocab: Any, token_bytes: Any, engine: str) -> None:
     assert not accepts(vocab, g, call("read_file", {"path": "src/mian.py"}), token_bytes)
 
 
+def test_enum_values_with_quotes_and_backslashes(vocab: Any, token_bytes: Any, engine: str) -> None:
+    # llama-cpp-python's converter left backslashes unescaped: 'name = "x"' broke the grammar.
+    live = json.loads(json.dumps(READ))
+    values = ['name = "tidepool"', "C:\\temp\\a.txt", 'say "hi"\\n']
+    live["function"]["parameters"]["properties"]["path"] = {"enum": values}
+    g = build(engine, [live])
+    for v in values:
+        assert accepts(vocab, g, call("read_file", {"path": v}), token_bytes)
+    assert not accepts(vocab, g, call("read_file", {"path": "name = "}), token_bytes)
+
+
 @pytest.mark.parametrize("engine", ["gbnf", "outlines"])
 def test_unknown_named_tool_fails_closed(engine: str) -> None:
     with pytest.raises(ConstraintError, match="not a tool"):
