@@ -234,7 +234,8 @@ class Agent:
         if (targets := policy.write_targets(task, self.workspace)) is not None:
             # A file to create comes first (a copy edited its source); then the files named.
             targets = policy.to_create(task, self.workspace) or targets
-            pairs = [(t, self._narrow_write(t, s, targets, read or set()) if t.irreversible else s) for t, s in zip(tools, schemas)]
+            adds = policy.appends(task)
+            pairs = [(t, self._narrow_write(t, s, targets, read or set(), adds) if t.irreversible else s) for t, s in zip(tools, schemas)]
             tools, schemas = [t for t, s in pairs if s is not None], [s for _, s in pairs if s is not None]
         if only is not None:
             schemas = [s for t, s in zip(tools, schemas) if t.irreversible == (only == "changes")]
@@ -248,15 +249,26 @@ class Agent:
             reason=self.config.reason,
         )
 
-    def _narrow_write(self, t: Tool, schema: dict[str, Any], targets: list[str], read: set[str]) -> dict[str, Any] | None:
+    def _narrow_write(
+        self, t: Tool, schema: dict[str, Any], targets: list[str], read: set[str], task_appends: bool = False
+    ) -> dict[str, Any] | None:
         """A write tool's schema with its path one of ``targets`` (None: the tool can take
-        none of them, e.g. an edit when the file is still to be created); text it must copy
-        from that file (edit_file's old) narrowed to the file's pieces once it was read."""
+        none of them, e.g. an edit when the file is still to be created); an append when
+        the task asks for one; text it must copy from that file (edit_file's old) narrowed
+        to the file's pieces once it was read."""
         live = live_parameters(t, self.ctx)["properties"].get("path", {}).get("enum")
         paths = [p for p in targets if live is None or p in live]
         if not paths:
             return None
         schema = _narrow_path(schema, paths)
+        if task_appends:
+            fn = schema["function"]
+            params = fn["parameters"]
+            if "append" not in params.get("properties", {}):
+                return None
+            props = {**params["properties"], "append": {"type": "boolean", "enum": [True]}}
+            params = {**params, "properties": props, "required": [*params.get("required", []), "append"]}
+            return {**schema, "function": {**fn, "parameters": params}}
         arg, path_arg = policy.COPIED_TEXT.get(t.name, ("", ""))
         if len(paths) == 1 and paths[0] in read and self.workspace is not None:
             try:
@@ -354,6 +366,8 @@ class Agent:
             choice, threshold = ToolChoice("required", "read_file"), None
         if s.retry_offered and choice.mode == "auto" and self.config.constrained:
             choice, threshold = ToolChoice("required"), None  # an error offered the corrected call: no answer yet
+        if s.checked_change and not s.changes and s.msgs[-1].role == "user":
+            choice, threshold, only = ToolChoice("required"), None, "changes"  # the change it was asked for
         if s.step == 0 and self._must_look(s.task, choice):
             choice, threshold = ToolChoice("required"), None  # look before answering
             if policy.look_before_change(s.task, self.workspace) and any(not t.irreversible for t in self.tools):
@@ -374,6 +388,13 @@ class Agent:
             # An answer holding numbers nothing found holds: not taken; the next step looks again.
             gen.info["unsupported_answer"] = content[:200]
             s.checked_answer, s.retry_offered = True, True
+            self._record(s.writer, s.records, s.step, gen, [], [], [], t0)
+            return
+        if not calls and not errors and self._change_not_made(s):
+            # The task asked for a change and none was made: the answer is not taken, once.
+            gen.info["change_not_made"] = content[:200]
+            s.checked_change = True
+            s.msgs.append(Message("user", load_prompt("repeat_change").strip().format(task=s.task)))
             self._record(s.writer, s.records, s.step, gen, [], [], [], t0)
             return
         s.msgs.append(Message("assistant", content, tool_calls=calls, raw=gen.text))
@@ -600,6 +621,14 @@ class Agent:
             return False
         return bool(policy.unsupported(content, s.task, s.msgs))
 
+    def _change_not_made(self, s: "RunState") -> bool:
+        """An answer to a task that asks for a change, with none made yet (the first time)."""
+        cfg = self.config
+        if not (cfg.change_on_repeat and cfg.constrained and self._choice.mode == "auto") or s.checked_change or s.changes:
+            return False
+        can = any(t.irreversible for t in self.tools) and cfg.limits.max_steps - s.step >= 1
+        return can and policy.wants_change(s.task)
+
     def _echo(self, s: "RunState", content: str) -> bool:
         """An answer that only writes the task back, once something was found."""
         return self.config.answer_from_evidence and bool(s.answered or s.failed) and policy.echoes_task(content, s.task)
@@ -758,6 +787,7 @@ class RunState:
     failed: set[str] = field(default_factory=set)  # calls that failed with nothing to correct
     read: set[str] = field(default_factory=set)  # files read whole or in part, as named
     checked_answer: bool = False  # an answer was already sent back for holding made-up numbers
+    checked_change: bool = False  # an answer was already sent back for a change not made
     retry_offered: bool = False  # the last step's error offered a corrected call not yet made
     path_failed: set[str] = field(default_factory=set)  # tools called with a wrong path
     reused_before: int = 0  # the previous prompt's length, while the history only grows

@@ -100,6 +100,15 @@ def _may_mean(named: str, path: str) -> bool:
     return a == b or na == nb or (da == db and fuzz.ratio(na, nb) >= 80)
 
 
+_APPEND = re.compile(r"\bappend|\bat the (end|bottom)\b|\b(new|last) line\b|\bone more line\b|\banother line\b", re.IGNORECASE)
+
+
+def appends(task: str) -> bool:
+    """Whether the change asked for is lines added at a file's end: then the write appends
+    (asked to append, the 0.5B model edited the first line instead)."""
+    return wants_change(task) and bool(_APPEND.search(task))
+
+
 # An argument whose value must be text copied from the file another argument names.
 COPIED_TEXT = {"edit_file": ("old", "path")}
 

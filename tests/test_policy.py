@@ -132,6 +132,30 @@ def test_a_repeat_in_a_change_task_asks_for_the_change(ws: Workspace) -> None:
     assert "edit_file replaces exact text" in fake.requests[2][-1].content
 
 
+def test_an_answer_before_the_change_is_sent_back_once_for_the_change(ws: Workspace) -> None:
+    task = "Set port to 9090 in config.cfg."
+    read = call_text("read_file", path="config.cfg")
+    edit = call_text("edit_file", path="config.cfg", old="port = 8080", new="port = 9090")
+    agent, fake = _agent(ws, [read, "The port is set to 9090.", edit, "Done."])
+    agent.approver = lambda *a: (True, "")
+    r = agent.run(task)
+    assert r.stop_reason is StopReason.ANSWERED and r.answer == "Done."
+    assert (ws.root / "config.cfg").read_text() == "port = 9090\n"
+    assert "make the change the task asks for" in fake.requests[2][-1].content
+    assert r.records[1].generation.info["change_not_made"] == "The port is set to 9090."
+    # Once only: a second answer without the change is taken.
+    agent, _ = _agent(ws, [read, "Set.", "Set, really."])
+    assert agent.run(task).answer == "Set, really."
+
+
+def test_an_append_task_appends(ws: Workspace) -> None:
+    agent, _ = _agent(ws, [])
+    c = agent._grammar(agent.tools.schemas(), agent._choice, task="Append the line 'done' to notes.txt.", read={"notes.txt"})
+    assert c is not None and "edit_file" not in c.text and "write_file" in c.text
+    assert policy.appends("Add 'milk' at the end of todo.md.") and not policy.appends("Create a file a.txt with one line.")
+    assert not policy.appends("What is the last line of notes.txt?")  # a question, not a change
+
+
 def test_a_failed_call_sent_again_is_answered_from_what_was_found(ws: Workspace) -> None:
     task = "What does CHANGELOG.md say? If there is none, say so."
     missing = call_text("read_file", path="CHANGELOG.md")
