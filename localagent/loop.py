@@ -530,7 +530,7 @@ class Agent:
             s.answered.discard(key)
             if r.error is not None and r.error.retry is not None:
                 s.corrected[key] = ToolCall("", **r.error.retry).canonical()
-                s.retry_offered = s.corrected[key] not in s.answered
+                s.retry_offered = s.corrected[key] not in s.answered and policy.means_the_same(r.error.kind, c.arguments, r.error.retry.get("arguments", {}))
             elif r.error is not None and r.error.kind in _FINAL_ERRORS:
                 s.failed.add(key)  # the same call can only fail the same way again
             if r.error is not None and r.error.kind in policy.PATH_ERRORS:

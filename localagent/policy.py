@@ -155,6 +155,16 @@ def _meant(task: str, workspace: Workspace, limit: int = 200) -> list[str]:
     return out
 
 
+def means_the_same(kind: str, given: dict, corrected: dict) -> bool:
+    """Whether an error's corrected call only puts right what the call got wrong (a path
+    misspelt, in another case or folder), so that the next step must make it. Offered the
+    nearest file when the one asked for was not there, the 0.5B model read and reported it."""
+    if kind != "not_found":
+        return True
+    changed = [(given.get(k), v) for k, v in corrected.items() if v != given.get(k)]
+    return all(isinstance(a, str) and isinstance(b, str) and _may_mean(a.rstrip("/"), b.rstrip("/")) for a, b in changed)
+
+
 class Repeat(str, Enum):
     """What a turn that only repeats earlier calls is taken to mean."""
 

@@ -241,3 +241,11 @@ def test_an_answer_with_made_up_numbers_is_sent_back_once(ws: Workspace) -> None
     assert r.answer == "Version 2.0.0." and r.stop_reason is StopReason.ANSWERED  # checked once, then taken
     assert [len(rec.calls) for rec in r.records] == [1, 0, 1, 0]
     assert r.records[1].generation.info["unsupported_answer"] == "Version 1.0.0."
+
+
+def test_a_corrected_path_is_required_only_when_it_means_the_path_given() -> None:
+    assert policy.means_the_same("not_found", {"path": "docs/dadline.txt"}, {"path": "docs/deadline.txt"})
+    assert policy.means_the_same("not_found", {"path": "Docs/x.md"}, {"path": "docs/x.md"})
+    # The nearest file to one that is not there is not what was asked for: no forced read.
+    assert not policy.means_the_same("not_found", {"path": "config/secrets.env"}, {"path": "misc/orbit.md"})
+    assert policy.means_the_same("not_a_file", {"path": "docs"}, {"path": "docs/setup.md"})
