@@ -32,7 +32,7 @@ from .errors import ToolErrorInfo
 from .messages import ToolCall, ToolResult
 from .tools import Tool, ToolContext, ToolSet
 from .validate import closest_names, validate_arguments
-from .workspace import WorkspaceError
+from .tools.workspace import WorkspaceError
 
 __all__ = ["Approver", "Dispatcher", "call_with_timeout", "estimate_tokens", "truncate"]
 

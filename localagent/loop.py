@@ -18,7 +18,7 @@ from .decoding import decoding_options, first_token_threshold
 from .dispatch import Dispatcher
 from .errors import ConfigError, ConstraintError, ToolErrorInfo
 from .formats import parse
-from .grammar import Constraint, Engine, ToolChoice, build_constraint
+from .constraint.grammar import Constraint, Engine, ToolChoice, build_constraint
 from .history import fold
 from .messages import Message, ToolCall, ToolResult, to_openai_messages
 from . import policy
@@ -27,7 +27,7 @@ from .stops import Limits, Stop, StopReason, StopWatch
 from .tools import Tool, ToolContext, ToolSet
 from .validate import live_parameters
 from .trace import TraceWriter
-from .workspace import Workspace
+from .tools.workspace import Workspace
 
 
 @dataclass

@@ -22,7 +22,7 @@ from rapidfuzz import fuzz, process
 
 from .errors import ConfigError, ToolErrorInfo
 from .tools import Tool, ToolContext
-from .workspace import Kind, Workspace, WorkspaceError, is_text, unreadable
+from .tools.workspace import Kind, Workspace, WorkspaceError, is_text, unreadable
 
 __all__ = [
     "ArgCheck", "OneOf", "ToolContext", "WorkspacePath", "closest_names", "live_parameters", "validate_arguments",

@@ -11,10 +11,10 @@ import pytest
 
 pytest.importorskip("llguidance")
 
-from localagent.backends.llama_grammar import FailClosed  # noqa: E402
-from localagent.backends.llguidance_engine import LLGuidanceMatcher, compile_grammar, tokenizer  # noqa: E402
+from localagent.constraint.llama_grammar import FailClosed  # noqa: E402
+from localagent.constraint.llguidance_engine import LLGuidanceMatcher, compile_grammar, tokenizer  # noqa: E402
 from localagent.errors import ConstraintError  # noqa: E402
-from localagent.grammar import ToolChoice, build_constraint  # noqa: E402
+from localagent.constraint.grammar import ToolChoice, build_constraint  # noqa: E402
 
 WORDS = [b"<tool_call>", b"\n</tool_call>", b'{"name": "', b"read_file", b'", "arguments": ', b'{"path": ', b"notes", b'"}}']
 PIECES = [bytes([i]) for i in range(256)] + WORDS + [b"\xff<|end|>"]

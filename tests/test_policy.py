@@ -8,11 +8,11 @@ import pytest
 
 from localagent import policy
 from localagent.backends.fake import FakeBackend, call_text
-from localagent.builtin_tools import workspace_tools
+from localagent.tools.builtin import workspace_tools
 from localagent.loop import Agent, AgentConfig
 from localagent.messages import Message, ToolCall
 from localagent.stops import StopReason
-from localagent.workspace import Workspace
+from localagent.tools.workspace import Workspace
 
 
 @pytest.fixture

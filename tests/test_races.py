@@ -11,7 +11,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from localagent.messages import ToolCall
-from localagent.workspace import Workspace
+from localagent.tools.workspace import Workspace
 from toolcalls import dispatcher
 
 SECRET = "SECRET-OUTSIDE-5150"

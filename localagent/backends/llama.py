@@ -26,13 +26,13 @@ from llama_cpp import Llama
 
 from ..errors import BackendError, ConstraintError
 from ..formats import CALL_OPEN, generic_system_prompt, render_call
-from ..jump import forced_text
+from ..constraint.jump import forced_text
 from ..messages import Message
 from ..policy import STRUCTURED_STARTS
 from ..prompt import render, template_supports_tools
 from .base import FinishReason, Generation, GenerateOptions
-from .llama_grammar import FailClosed, GrammarMatcher
-from .outlines_engine import OutlinesMatcher, build_index
+from ..constraint.llama_grammar import FailClosed, GrammarMatcher
+from ..constraint.outlines_engine import OutlinesMatcher, build_index
 from .prefix_cache import PrefixCache, cache_key
 
 

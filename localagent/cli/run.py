@@ -169,7 +169,7 @@ def _with_mcp(setup: "Setup", specs: "Sequence[str]", *, yes: bool, allow: "Sequ
     """``setup`` with the tools of the MCP servers ``specs`` added."""
     from ..approval import choose_approver
     from ..assemble import Setup
-    from ..mcp_tools import connect_all
+    from ..tools.mcp import connect_all
 
     _, mcp_tools = connect_all(specs)  # closed when the process exits
     tools = setup.tools + mcp_tools

@@ -21,7 +21,7 @@ from typing import Literal, NoReturn
 
 from rapidfuzz import fuzz, process
 
-from .errors import ConfigError, ToolErrorInfo
+from ..errors import ConfigError, ToolErrorInfo
 
 __all__ = ["Kind", "Workspace", "WorkspaceError", "fold_name", "is_text", "looks_text", "unreadable"]
 

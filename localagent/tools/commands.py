@@ -26,7 +26,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import NoReturn
 
-from .errors import ToolErrorInfo
+from ..errors import ToolErrorInfo
 from .workspace import WorkspaceError
 
 __all__ = ["COMMAND_OUTPUT_BYTES", "MAX_COMMAND_SECONDS", "command_env", "run"]

@@ -15,7 +15,7 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any, Literal
 
-from .errors import ConstraintError
+from ..errors import ConstraintError
 
 ToolChoiceMode = Literal["auto", "required", "none"]
 Engine = Literal["gbnf", "outlines"]

@@ -28,10 +28,10 @@ from pydantic import Field
 
 from . import commands
 from .commands import MAX_COMMAND_SECONDS
-from .errors import ToolErrorInfo
+from ..errors import ToolErrorInfo
 from .matching import PatternError, compile_search
-from .tools import Tool, tool
-from .validate import WorkspacePath
+from .base import Tool, tool
+from ..validate import WorkspacePath
 from .workspace import TEXT_PROBE_BYTES, Workspace, WorkspaceError, fold_name, is_text, looks_text, unreadable
 
 __all__ = ["MAX_FILE_BYTES", "apply_edit", "unified_diff", "workspace_tools"]

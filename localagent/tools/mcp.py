@@ -28,9 +28,9 @@ import threading
 from collections.abc import Iterable
 from typing import Any
 
-from .errors import ConfigError, ToolErrorInfo
-from .schema_tools import tool_from_schema
-from .tools import Tool, clean_schema
+from ..errors import ConfigError, ToolErrorInfo
+from .schema import tool_from_schema
+from .base import Tool, clean_schema
 from .workspace import WorkspaceError
 
 __all__ = ["McpServer", "connect_all"]

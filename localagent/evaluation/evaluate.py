@@ -25,13 +25,13 @@ from typing import Any, Callable, Literal, Sequence
 import jsonschema
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from .backends.base import Backend, Generation, GenerateOptions
-from .decoding import decoding_options, first_token_threshold
-from .errors import ConfigError, ConstraintError
-from .formats import CALL_OPEN, ParsedCall, parse, render_call
-from .grammar import Engine, ToolChoice, build_constraint
-from .loop import AgentConfig
-from .messages import Message, ToolCall
+from ..backends.base import Backend, Generation, GenerateOptions
+from ..decoding import decoding_options, first_token_threshold
+from ..errors import ConfigError, ConstraintError
+from ..formats import CALL_OPEN, ParsedCall, parse, render_call
+from ..constraint.grammar import Engine, ToolChoice, build_constraint
+from ..loop import AgentConfig
+from ..messages import Message, ToolCall
 
 Mode = Literal["constrained", "free"]
 MAX_EXPECTED_CALLS = 6  # matching tries every order of the calls

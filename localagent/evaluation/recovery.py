@@ -21,12 +21,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from .backends.base import Backend
-from .builtin_tools import workspace_tools
-from .loop import Agent, AgentConfig
-from .prompt import load_prompt
-from .stops import Limits, StopReason
-from .workspace import Workspace
+from ..backends.base import Backend
+from ..tools.builtin import workspace_tools
+from ..loop import Agent, AgentConfig
+from ..prompt import load_prompt
+from ..stops import Limits, StopReason
+from ..tools.workspace import Workspace
 
 __all__ = ["KINDS", "RecoveryTask", "TASKS", "build", "recovery_outcome", "run_recovery", "summarize"]
 
