@@ -1,16 +1,21 @@
 """Built-in workspace tools: read, list and search (read-only); write, edit and run (irreversible).
 
-Their docstrings are the descriptions the model reads, so each says what the tool does, when
-not to use it, an example, and what comes back on failure. Every path goes through
-``Workspace.resolve``; every read and every output is bounded. The irreversible tools declare
-``irreversible=True`` and a ``preview`` (a unified diff, or the exact command), so that a
-person approves what will really happen; see ``approval``.
+Each tool is a plain function whose first parameter is the ``BuiltinContext`` it works in
+(the workspace, and the files read so far); ``workspace_tools`` binds them to one. Their
+docstrings are the descriptions the model reads, so each says what the tool does and when not
+to use it. Every path goes through ``Workspace.resolve`` and is then opened from the root by
+handle (``Workspace.open``, ``Workspace.open_dir``), never again by name; every read and every
+output is bounded. The irreversible tools are declared ``irreversible=True`` with a
+``preview`` (a unified diff, or the exact command), so that a person approves what will really
+happen; see ``approval``.
 """
 
-# No `from __future__ import annotations`: the tools below are closures whose annotations
-# name `ws`, and they must be evaluated where `ws` is in scope.
+from __future__ import annotations
+
 import difflib
 import fnmatch
+import functools
+import inspect
 import io
 import itertools
 import os
@@ -18,31 +23,42 @@ import posixpath
 import secrets
 import shlex
 import stat
-from contextlib import suppress
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from contextlib import suppress
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Annotated, Literal, NoReturn
+from typing import Annotated, Any, Literal, NoReturn, get_args, get_origin, get_type_hints
 
 from pydantic import Field
 
-from . import commands
-from .commands import MAX_COMMAND_SECONDS
 from ..errors import ToolErrorInfo
-from .matching import PatternError, compile_search
-from .base import Tool, tool
 from ..validate import WorkspacePath
+from . import commands
+from .base import Tool, make_tool
+from .commands import MAX_COMMAND_SECONDS
+from .matching import PatternError, compile_search
 from .workspace import TEXT_PROBE_BYTES, Workspace, WorkspaceError, fold_name, is_text, looks_text, unreadable
 
-__all__ = ["MAX_FILE_BYTES", "apply_edit", "unified_diff", "workspace_tools"]
+__all__ = ["MAX_FILE_BYTES", "BuiltinContext", "apply_edit", "unified_diff", "workspace_tools"]
 
 MAX_FILE_BYTES = 20_000_000  # past this even paging through lines is the wrong approach
 MAX_SEARCH_FILE_BYTES = 2_000_000  # larger files are skipped by search (and counted)
 MAX_LINE_CHARS = 200  # a search hit shows at most this much of its line
+MAX_FOUND = 200  # paths find_files lists
 MAX_WRITE_CHARS = 200_000  # what one write_file or edit_file may carry
 MAX_EDIT_BYTES = 2_000_000  # also the most an approval preview reads of an existing file
 MAX_DIFF_LINES = 20_000  # lines before and after, beyond which a preview gives counts, not a diff
 PROTECTED_DIRS = frozenset({".git", ".hg", ".svn"})  # writing hooks there would run code later
+
+
+@dataclass
+class BuiltinContext:
+    """What the built-in tools of one ``workspace_tools`` call share: the workspace they work
+    in, and the files read whole so far in this session (a write may replace those)."""
+
+    ws: Workspace
+    seen: set[Path] = field(default_factory=set)
 
 
 def workspace_tools(ws: Workspace, *, write: bool = True, allow_commands: bool = False) -> list[Tool]:
@@ -50,13 +66,53 @@ def workspace_tools(ws: Workspace, *, write: bool = True, allow_commands: bool =
     False) write_file and edit_file; with ``allow_commands``, run_command. The last three are
     irreversible: each call needs a person's approval (see ``approval``); with no approver
     the dispatcher denies them."""
-    seen: set[Path] = set()  # files read whole in this session: a write may replace them
-    tools = _read_tools(ws, seen)
+    cx = BuiltinContext(ws)
+    tools = [
+        _bind(read_file, cx, timeout=10.0),
+        _bind(list_dir, cx, timeout=10.0),
+        _bind(search, cx, timeout=20.0),
+        _bind(find_files, cx, timeout=20.0),
+    ]
     if write:
-        tools += _write_tools(ws, seen)
+        tools.append(_bind(write_file, cx, _write_preview, irreversible=True, timeout=10.0))
+        tools.append(_bind(edit_file, cx, _edit_preview, irreversible=True, timeout=10.0))
     if allow_commands:
-        tools.append(_command_tool(ws))
+        tools.append(_bind(run_command, cx, _command_preview, irreversible=True, timeout=MAX_COMMAND_SECONDS + 10))
     return tools
+
+
+def _bind(
+    fn: Callable[..., str],
+    cx: BuiltinContext,
+    preview: Callable[[BuiltinContext, dict[str, Any]], str] | None = None,
+    **options: Any,
+) -> Tool:
+    """``fn`` as a tool working in ``cx``: its first parameter bound to ``cx``, the others the
+    model's arguments (their schema read from the signature, as ``@tool`` reads it), each
+    ``WorkspacePath`` checked in ``cx.ws`` whatever workspace the dispatcher's context holds."""
+    hints = get_type_hints(fn, include_extras=True)
+    params = list(inspect.signature(fn).parameters.values())[1:]
+    annotations = {p.name: _in_workspace(hints[p.name], cx.ws) for p in params}
+
+    @functools.wraps(fn)  # the name and the docstring: the tool's name and description
+    def bound(*args: Any, **kwargs: Any) -> str:
+        return fn(cx, *args, **kwargs)
+
+    bound.__annotations__ = {**annotations, "return": str}
+    setattr(bound, "__signature__", inspect.Signature([p.replace(annotation=annotations[p.name]) for p in params]))
+    t = make_tool(bound, **options)
+    if preview is not None:
+        t.preview = functools.partial(preview, cx)
+    return t
+
+
+def _in_workspace(annotation: Any, ws: Workspace) -> Any:
+    """``annotation`` with its ``WorkspacePath`` marker, if it has one, bound to ``ws``."""
+    if get_origin(annotation) is not Annotated:
+        return annotation
+    base, *extras = get_args(annotation)
+    extras = [replace(m, workspace=ws) if isinstance(m, WorkspacePath) else m for m in extras]
+    return Annotated.__class_getitem__((base, *extras))  # type: ignore[attr-defined]
 
 
 def _fail(kind: str, message: str, argument: str | None = None) -> NoReturn:
@@ -71,151 +127,166 @@ def _shown(name: str) -> str:
 # ── read-only ────────────────────────────────────────────────────────────────────────────
 
 
-def _read_tools(ws: Workspace, seen: set[Path]) -> list[Tool]:
-    @tool(timeout=10.0)
-    def read_file(
-        path: Annotated[
-            str,
-            WorkspacePath(kind="file", text=True, max_bytes=MAX_FILE_BYTES, workspace=ws),
-            Field(description="File path relative to the workspace root, e.g. 'src/main.py'."),
-        ],
-        offset: Annotated[int, Field(ge=0, description="Lines to skip first; 0 starts at line 1.")] = 0,
-        length: Annotated[int, Field(ge=1, description="Most lines to return (at most 2000).")] = 200,
-    ) -> str:
-        """Read a text file (lines offset+1 to offset+length), ending with its line count.
-        For a folder use list_dir."""
-        length = min(length, 2000)  # a bound, not an error: the 0.5B model asked for 200000 and sent it again
-        p = ws.resolve(path, kind="file")
-        with open(p, encoding="utf-8", errors="replace", newline="") as f:
-            lines = list(itertools.islice(f, offset, offset + length + 1))  # +1: is there more?
+def read_file(
+    cx: BuiltinContext,
+    path: Annotated[
+        str,
+        WorkspacePath(kind="file", text=True, max_bytes=MAX_FILE_BYTES),
+        Field(description="File path relative to the workspace root, e.g. 'src/main.py'."),
+    ],
+    offset: Annotated[int, Field(ge=0, description="Lines to skip first; 0 starts at line 1.")] = 0,
+    length: Annotated[int, Field(ge=1, description="Most lines to return (at most 2000).")] = 200,
+) -> str:
+    """Read a text file (lines offset+1 to offset+length), ending with its line count.
+    For a folder use list_dir."""
+    length = min(length, 2000)  # a bound, not an error: the 0.5B model asked for 200000 and sent it again
+    p = cx.ws.resolve(path, kind="file")
+    with open(cx.ws.open(p), "rb") as raw:  # by handle from the root: a folder swapped for a link is refused
+        text_file = io.TextIOWrapper(raw, encoding="utf-8", errors="replace", newline="")
+        lines = list(itertools.islice(text_file, offset, offset + length + 1))  # +1: is there more?
         if not lines and offset > 0:
-            with open(p, "rb") as fb:
-                total = sum(1 for _ in fb)
+            raw.seek(0)
+            total = sum(1 for _ in raw)
             _fail(
                 "invalid_argument",
                 f"offset {offset} is past the end of '{path}' ({total} line{'s' * (total != 1)})",
                 "offset",
             )
-        more = len(lines) > length
-        text = "".join(lines[:length])
-        end = "" if text.endswith("\n") or not text else "\n"
-        if more:
-            return text + end + f"[... more lines follow; call read_file with offset={offset + length} to read more]"
-        if offset == 0:
-            seen.add(p)
-        n = offset + len(lines)
-        return text + end + f"[end of {ws.relative(p)}: {n} line{'s' * (n != 1)}]"
+    more = len(lines) > length
+    text = "".join(lines[:length])
+    end = "" if text.endswith("\n") or not text else "\n"
+    if more:
+        return text + end + f"[... more lines follow; call read_file with offset={offset + length} to read more]"
+    if offset == 0:
+        cx.seen.add(p)
+    n = offset + len(lines)
+    return text + end + f"[end of {cx.ws.relative(p)}: {n} line{'s' * (n != 1)}]"
 
-    @tool(timeout=10.0)
-    def list_dir(
-        path: Annotated[
-            str,
-            WorkspacePath(kind="dir", workspace=ws),
-            Field(description="Folder relative to the workspace root; '.' is the root."),
-        ] = ".",
-        max_entries: Annotated[int, Field(ge=1, description="Most entries to return (at most 1000).")] = 200,
-    ) -> str:
-        """List a folder: one name per line, folders first (ending in '/'), then counts.
-        Not its subfolders' contents."""
-        max_entries = min(max_entries, 1000)
-        p = ws.resolve(path, kind="dir")
-        dirs: list[str] = []
-        files: list[str] = []
-        with os.scandir(p) as it:
+
+def list_dir(
+    cx: BuiltinContext,
+    path: Annotated[
+        str,
+        WorkspacePath(kind="dir"),
+        Field(description="Folder relative to the workspace root; '.' is the root."),
+    ] = ".",
+    max_entries: Annotated[int, Field(ge=1, description="Most entries to return (at most 1000).")] = 200,
+) -> str:
+    """List a folder: one name per line, folders first (ending in '/'), then counts.
+    Not its subfolders' contents."""
+    max_entries = min(max_entries, 1000)
+    dirs, files = _entries(cx.ws, cx.ws.resolve(path, kind="dir"))
+    names = [_shown(d) + "/" for d in sorted(dirs)] + [_shown(f) for f in sorted(files)]
+    if not names:
+        return "(empty folder)"
+    shown = names[:max_entries]
+    text = "\n".join(shown)
+    if len(names) > len(shown):
+        text += (
+            f"\n[... {len(names) - len(shown)} more entries not shown; "
+            f"call list_dir with a larger max_entries or on a subfolder]"
+        )
+    return text + f"\n[{_count(len(dirs), 'folder')}, {_count(len(files), 'file')}]"
+
+
+def _entries(ws: Workspace, folder: Path) -> tuple[list[str], list[str]]:
+    """The names of the folders and of the other entries in ``folder``, listed through a
+    handle opened from the root (``ws.open_dir``), not by name again after the check."""
+    dirs: list[str] = []
+    files: list[str] = []
+    fd = ws.open_dir(folder)
+    try:
+        with os.scandir(fd) as it:
             for e in it:
                 try:
                     (dirs if e.is_dir() else files).append(e.name)
                 except OSError:
                     files.append(e.name)
-        names = [_shown(d) + "/" for d in sorted(dirs)] + [_shown(f) for f in sorted(files)]
-        if not names:
-            return "(empty folder)"
-        shown = names[:max_entries]
-        text = "\n".join(shown)
-        if len(names) > len(shown):
-            text += (
-                f"\n[... {len(names) - len(shown)} more entries not shown; "
-                f"call list_dir with a larger max_entries or on a subfolder]"
-            )
-        return text + f"\n[{_count(len(dirs), 'folder')}, {_count(len(files), 'file')}]"
+    finally:
+        os.close(fd)
+    return dirs, files
 
-    @tool(timeout=20.0)
-    def search(
-        pattern: Annotated[
-            str,
-            Field(min_length=1, max_length=500, description="The text to find."),
-        ],
-        path: Annotated[
-            str,
-            WorkspacePath(workspace=ws),
-            Field(description="Folder or file to search; '.' is everything."),
-        ] = ".",
-        regex: Annotated[
-            bool, Field(description="Read pattern as a regular expression (RE2).")
-        ] = False,
-        max_results: Annotated[int, Field(ge=1, description="Most matching lines to return (at most 500).")] = 50,
-    ) -> str:
-        """Find the lines holding a text in the files under a path, like grep: one
-        'path:line: text' per match. Case is ignored unless the pattern has a capital."""
-        max_results = min(max_results, 500)
-        try:
-            matches = compile_search(pattern, regex=regex)
-        except PatternError as e:
-            _fail("invalid_argument", str(e), "pattern")
-        start = ws.resolve(path)
-        hits: list[str] = []
-        searched, skipped = 0, Counter[str]()
-        full = False
-        for rel, real in _text_files(ws, start):
-            lines = _search_lines(ws, real)
-            if isinstance(lines, str):  # why it was not searched
-                skipped[lines] += 1
-                continue
-            searched += 1
-            for n, line in enumerate(lines, 1):
-                text = line.rstrip("\r\n")  # so that '$' means the end of the line
-                if matches(text):
-                    if len(hits) == max_results:
-                        full = True
-                        break
-                    if len(text) > MAX_LINE_CHARS:
-                        text = text[: MAX_LINE_CHARS - 1] + "…"
-                    hits.append(f"{_shown(rel)}:{n}: {text}")
-            if full:
-                break
-        where = ws.relative(start)
-        notes = []
-        if skipped["too large"]:
-            notes.append(f"[{skipped['too large']} file(s) over {MAX_SEARCH_FILE_BYTES} bytes not searched]")
-        if skipped["unreadable"]:
-            notes.append(f"[{skipped['unreadable']} file(s) could not be read (permission?) and were not searched]")
+
+def search(
+    cx: BuiltinContext,
+    pattern: Annotated[
+        str,
+        Field(min_length=1, max_length=500, description="The text to find."),
+    ],
+    path: Annotated[
+        str,
+        WorkspacePath(),
+        Field(description="Folder or file to search; '.' is everything."),
+    ] = ".",
+    regex: Annotated[
+        bool, Field(description="Read pattern as a regular expression (RE2).")
+    ] = False,
+    max_results: Annotated[int, Field(ge=1, description="Most matching lines to return (at most 500).")] = 50,
+) -> str:
+    """Find the lines holding a text in the files under a path, like grep: one
+    'path:line: text' per match. Case is ignored unless the pattern has a capital."""
+    max_results = min(max_results, 500)
+    try:
+        matches = compile_search(pattern, regex=regex)
+    except PatternError as e:
+        _fail("invalid_argument", str(e), "pattern")
+    start = cx.ws.resolve(path)
+    hits: list[str] = []
+    searched, skipped = 0, Counter[str]()
+    full = False
+    for rel, real in _text_files(cx.ws, start):
+        lines = _search_lines(cx.ws, real)
+        if isinstance(lines, str):  # why it was not searched
+            skipped[lines] += 1
+            continue
+        searched += 1
+        for n, line in enumerate(lines, 1):
+            text = line.rstrip("\r\n")  # so that '$' means the end of the line
+            if matches(text):
+                if len(hits) == max_results:
+                    full = True
+                    break
+                if len(text) > MAX_LINE_CHARS:
+                    text = text[: MAX_LINE_CHARS - 1] + "…"
+                hits.append(f"{_shown(rel)}:{n}: {text}")
         if full:
-            notes.append("[... more matches not shown; narrow the pattern or path, or raise max_results]")
-        if not hits:
-            return "\n".join([f"no matches for {pattern!r} in '{where}' ({searched} text files searched)", *notes])
-        if not full:
-            notes.append(f"[{_count(len(hits), 'match', 'matches')} in {_count(len({h.split(':', 1)[0] for h in hits}), 'file')}]")
-        return "\n".join(hits + notes)
-
-    @tool(timeout=20.0)
-    def find_files(
-        pattern: Annotated[str, Field(min_length=1, max_length=200, description="A file name pattern, e.g. '*.txt'.")],
-        path: Annotated[str, WorkspacePath(kind="dir", workspace=ws), Field(description="Folder to look under; '.' is everything.")] = ".",
-    ) -> str:
-        """Find files by name under a folder and its subfolders (a glob such as '*.txt');
-        says how many there are and lists their paths."""
-        start = ws.resolve(path, kind="dir")
-        found = sorted(rel for rel, is_dir in ws.walk(start=start) if not is_dir and _glob(pattern, rel))
-        where = ws.relative(start)
-        if not found:
-            return f"no files named like {pattern!r} under '{where}'"
-        head = f"{_count(len(found), 'file')} named like {pattern!r} under '{where}':"
-        return "\n".join([head, *(_shown(f) for f in found[:MAX_FOUND])] + ([f"[... {len(found) - MAX_FOUND} more]"] * (len(found) > MAX_FOUND)))
-
-    return [read_file, list_dir, search, find_files]
+            break
+    notes = _search_notes(skipped, full)
+    if not hits:
+        where = cx.ws.relative(start)
+        return "\n".join([f"no matches for {pattern!r} in '{where}' ({searched} text files searched)", *notes])
+    if not full:
+        notes.append(f"[{_count(len(hits), 'match', 'matches')} in {_count(len({h.split(':', 1)[0] for h in hits}), 'file')}]")
+    return "\n".join(hits + notes)
 
 
-MAX_FOUND = 200  # paths find_files lists
+def _search_notes(skipped: Counter[str], full: bool) -> list[str]:
+    """What a search's result says it left out: files not searched, matches not shown."""
+    notes = []
+    if skipped["too large"]:
+        notes.append(f"[{skipped['too large']} file(s) over {MAX_SEARCH_FILE_BYTES} bytes not searched]")
+    if skipped["unreadable"]:
+        notes.append(f"[{skipped['unreadable']} file(s) could not be read (permission?) and were not searched]")
+    if full:
+        notes.append("[... more matches not shown; narrow the pattern or path, or raise max_results]")
+    return notes
+
+
+def find_files(
+    cx: BuiltinContext,
+    pattern: Annotated[str, Field(min_length=1, max_length=200, description="A file name pattern, e.g. '*.txt'.")],
+    path: Annotated[str, WorkspacePath(kind="dir"), Field(description="Folder to look under; '.' is everything.")] = ".",
+) -> str:
+    """Find files by name under a folder and its subfolders (a glob such as '*.txt');
+    says how many there are and lists their paths."""
+    start = cx.ws.resolve(path, kind="dir")
+    found = sorted(rel for rel, is_dir in cx.ws.walk(start=start) if not is_dir and _glob(pattern, rel))
+    where = cx.ws.relative(start)
+    if not found:
+        return f"no files named like {pattern!r} under '{where}'"
+    head = f"{_count(len(found), 'file')} named like {pattern!r} under '{where}':"
+    return "\n".join([head, *(_shown(f) for f in found[:MAX_FOUND])] + ([f"[... {len(found) - MAX_FOUND} more]"] * (len(found) > MAX_FOUND)))
+
 
 
 def _count(n: int, one: str, many: str | None = None) -> str:
@@ -425,74 +496,83 @@ def _write_atomic(ws: Workspace, p: Path, text: str) -> None:
         os.close(dfd)
 
 
-def _write_tools(ws: Workspace, seen: set[Path]) -> list[Tool]:
-    def planned_write(path: str, content: str, append: bool = False) -> tuple[Path, str | None, str]:
-        p = _check_writable(ws, path)
-        before = _read_text(ws, p)
-        if before is not None and append:
-            return p, before, before + ("\n" if before and not before.endswith("\n") else "") + content
-        if before is not None and p not in seen and _drops_most(before, content):
-            # A small model asked to add a line writes the line alone: refuse to erase unread text.
-            n = before.count("\n") + (not before.endswith("\n"))
-            _fail(
-                "not_read",
-                f"'{ws.relative(p)}' exists ({_count(n, 'line')}) and was not read; this would erase it. "
-                "Read it first, or set append=true to add to its end",
-                "content",
-            )
-        return p, before, content
+def write_file(
+    cx: BuiltinContext,
+    path: Annotated[
+        str,
+        WorkspacePath(kind="file", must_exist=False),
+        Field(description="File to create or replace, relative to the workspace root: 'a.txt' is at the root, 'docs/a.txt' in docs."),
+    ],
+    content: Annotated[str, Field(max_length=MAX_WRITE_CHARS, description="The whole new text of the file.")],
+    append: Annotated[bool, Field(description="Add content at the end of the file instead of replacing it.")] = False,
+) -> str:
+    """Create a file, replace all of one, or (append=true) add lines at its end. To
+    change part of a file use edit_file. A person approves each call."""
+    p, before, after = _planned_write(cx, path, content, append)
+    _write_atomic(cx.ws, p, after)
+    what = "created" if before is None else "appended to" if append else "replaced"
+    return f"{what} '{cx.ws.relative(p)}' ({_count(after.count(chr(10)) + (not after.endswith(chr(10))), 'line')} now)"
 
-    def planned_edit(path: str, old: str, new: str, every: bool = False) -> tuple[Path, str | None, str]:
-        p = _check_writable(ws, path)
-        before = _read_text(ws, p)
-        if before is None:
-            _fail("not_found", f"path '{path}' not found; use write_file to create a file", "path")
-        if every and old in before and old != new:
-            return p, before, before.replace(old, new)
-        return p, before, apply_edit(before, old, new)[0]
 
-    @tool(irreversible=True, timeout=10.0)
-    def write_file(
-        path: Annotated[
-            str,
-            WorkspacePath(kind="file", must_exist=False, workspace=ws),
-            Field(description="File to create or replace, relative to the workspace root: 'a.txt' is at the root, 'docs/a.txt' in docs."),
-        ],
-        content: Annotated[str, Field(max_length=MAX_WRITE_CHARS, description="The whole new text of the file.")],
-        append: Annotated[bool, Field(description="Add content at the end of the file instead of replacing it.")] = False,
-    ) -> str:
-        """Create a file, replace all of one, or (append=true) add lines at its end. To
-        change part of a file use edit_file. A person approves each call."""
-        p, before, after = planned_write(path, content, append)
-        _write_atomic(ws, p, after)
-        what = "created" if before is None else "appended to" if append else "replaced"
-        return f"{what} '{ws.relative(p)}' ({_count(after.count(chr(10)) + (not after.endswith(chr(10))), 'line')} now)"
+def edit_file(
+    cx: BuiltinContext,
+    path: Annotated[
+        str,
+        WorkspacePath(kind="file", text=True, max_bytes=MAX_EDIT_BYTES),
+        Field(description="Existing file to change, relative to the workspace root."),
+    ],
+    old: Annotated[
+        str, Field(min_length=1, max_length=MAX_WRITE_CHARS, description="The exact text to replace, copied from the file.")
+    ],
+    new: Annotated[str, Field(max_length=MAX_WRITE_CHARS, description="The text to put in its place.")],
+    all: Annotated[bool, Field(description="Replace every occurrence, not only a unique one.")] = False,
+) -> str:
+    """Replace exact text in a file, leaving the rest as it is: old must occur once,
+    or set all=true to replace every occurrence. A person approves each call."""
+    p, before, after = _planned_edit(cx, path, old, new, all)
+    assert before is not None
+    _write_atomic(cx.ws, p, after)
+    if all and before.count(old) > 1:
+        return f"edited '{cx.ws.relative(p)}': {before.count(old)} occurrences replaced"
+    return f"edited '{cx.ws.relative(p)}' at line {apply_edit(before, old, new)[1]}"
 
-    @tool(irreversible=True, timeout=10.0)
-    def edit_file(
-        path: Annotated[
-            str,
-            WorkspacePath(kind="file", text=True, max_bytes=MAX_EDIT_BYTES, workspace=ws),
-            Field(description="Existing file to change, relative to the workspace root."),
-        ],
-        old: Annotated[
-            str, Field(min_length=1, max_length=MAX_WRITE_CHARS, description="The exact text to replace, copied from the file.")
-        ],
-        new: Annotated[str, Field(max_length=MAX_WRITE_CHARS, description="The text to put in its place.")],
-        all: Annotated[bool, Field(description="Replace every occurrence, not only a unique one.")] = False,
-    ) -> str:
-        """Replace exact text in a file, leaving the rest as it is: old must occur once,
-        or set all=true to replace every occurrence. A person approves each call."""
-        p, before, after = planned_edit(path, old, new, all)
-        assert before is not None
-        _write_atomic(ws, p, after)
-        if all and before.count(old) > 1:
-            return f"edited '{ws.relative(p)}': {before.count(old)} occurrences replaced"
-        return f"edited '{ws.relative(p)}' at line {apply_edit(before, old, new)[1]}"
 
-    write_file.preview = lambda a: _diff_preview(ws, *planned_write(a["path"], a["content"], a.get("append", False)))
-    edit_file.preview = lambda a: _diff_preview(ws, *planned_edit(a["path"], a["old"], a["new"], a.get("all", False)))
-    return [write_file, edit_file]
+def _planned_write(cx: BuiltinContext, path: str, content: str, append: bool = False) -> tuple[Path, str | None, str]:
+    """(target, text now or None, text after) of a write_file call; refused when it would
+    erase a file that was not read."""
+    p = _check_writable(cx.ws, path)
+    before = _read_text(cx.ws, p)
+    if before is not None and append:
+        return p, before, before + ("\n" if before and not before.endswith("\n") else "") + content
+    if before is not None and p not in cx.seen and _drops_most(before, content):
+        # A small model asked to add a line writes the line alone: refuse to erase unread text.
+        n = before.count("\n") + (not before.endswith("\n"))
+        _fail(
+            "not_read",
+            f"'{cx.ws.relative(p)}' exists ({_count(n, 'line')}) and was not read; this would erase it. "
+            "Read it first, or set append=true to add to its end",
+            "content",
+        )
+    return p, before, content
+
+
+def _planned_edit(cx: BuiltinContext, path: str, old: str, new: str, every: bool = False) -> tuple[Path, str | None, str]:
+    """(target, text now, text after) of an edit_file call."""
+    p = _check_writable(cx.ws, path)
+    before = _read_text(cx.ws, p)
+    if before is None:
+        _fail("not_found", f"path '{path}' not found; use write_file to create a file", "path")
+    if every and old in before and old != new:
+        return p, before, before.replace(old, new)
+    return p, before, apply_edit(before, old, new)[0]
+
+
+def _write_preview(cx: BuiltinContext, a: dict[str, Any]) -> str:
+    return _diff_preview(cx.ws, *_planned_write(cx, a["path"], a["content"], a.get("append", False)))
+
+
+def _edit_preview(cx: BuiltinContext, a: dict[str, Any]) -> str:
+    return _diff_preview(cx.ws, *_planned_edit(cx, a["path"], a["old"], a["new"], a.get("all", False)))
 
 
 def _drops_most(before: str, after: str) -> bool:
@@ -525,28 +605,28 @@ def _argv(command: str) -> list[str]:
     return argv
 
 
-def _command_tool(ws: Workspace) -> Tool:
-    @tool(irreversible=True, timeout=MAX_COMMAND_SECONDS + 10)
-    def run_command(
-        command: Annotated[
-            str,
-            Field(
-                min_length=1,
-                max_length=2000,
-                description="A program and its arguments, e.g. 'python -m pytest -q tests'. Not a shell.",
-            ),
-        ],
-        timeout: Annotated[
-            int, Field(ge=1, le=MAX_COMMAND_SECONDS, description="Seconds before it is killed, e.g. 30.")
-        ] = 30,
-    ) -> str:
-        """Run a program (no shell: pipes, '*' and '$VAR' are plain words) in the workspace
-        folder; returns its exit code and output. A person approves each call."""
-        return commands.run(ws.root, _argv(command), timeout)
+def run_command(
+    cx: BuiltinContext,
+    command: Annotated[
+        str,
+        Field(
+            min_length=1,
+            max_length=2000,
+            description="A program and its arguments, e.g. 'python -m pytest -q tests'. Not a shell.",
+        ),
+    ],
+    timeout: Annotated[
+        int, Field(ge=1, le=MAX_COMMAND_SECONDS, description="Seconds before it is killed, e.g. 30.")
+    ] = 30,
+) -> str:
+    """Run a program (no shell: pipes, '*' and '$VAR' are plain words) in the workspace
+    folder; returns its exit code and output. A person approves each call."""
+    return commands.run(cx.ws.root, _argv(command), timeout)
 
-    run_command.preview = lambda a: (
+
+def _command_preview(cx: BuiltinContext, a: dict[str, Any]) -> str:
+    return (
         f"{shlex.join(_argv(a['command']))}  (timeout {a.get('timeout', 30)} s)\n"
-        f"It runs with your rights and is NOT confined to {ws.root} (it starts there); no"
+        f"It runs with your rights and is NOT confined to {cx.ws.root} (it starts there); no"
         " secrets in its environment, HOME in a scratch folder.\n"
     )
-    return run_command
