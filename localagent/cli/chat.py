@@ -8,7 +8,7 @@ import os
 import signal
 import sys
 from pathlib import Path
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 import typer
 
@@ -21,6 +21,9 @@ from .run import (
     API_KEY, BASE_URL, MCP, SERVER_DIALECT, SERVER_TIMEOUT, TOOL_CHOICE, TOOLS_HELP, LivePrinter, _sigterm, build_agent,
     interrupt_means, summary,
 )
+
+if TYPE_CHECKING:
+    from ..loop import Agent, Events
 
 
 def _load(path: Path) -> list[Message]:
@@ -104,6 +107,13 @@ def chat(
     signal.signal(signal.SIGTERM, _sigterm)
     trace = new_trace_path()
     print(f"localagent chat: {agent.backend.name} in {root}; trace {trace}", file=sys.stderr)
+    _turns(agent, events, trace, history, save=save, save_openai=save_openai)
+
+
+def _turns(
+    agent: Agent, events: Events, trace: Path, history: list[Message], *, save: Path | None, save_openai: bool
+) -> None:
+    """Turn after turn at ``you>``, until an empty line, `exit`, Ctrl-D or Ctrl-C there."""
     history_file = _line_editing()
     while True:
         try:
@@ -122,7 +132,6 @@ def chat(
         if save:
             saved = to_openai_messages(history) if save_openai else history_to_json(history)
             save.write_text(json.dumps(saved, ensure_ascii=False), encoding="utf-8")
-
 
 def register(app: typer.Typer) -> None:
     """Add ``chat`` to the top-level app."""
