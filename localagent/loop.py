@@ -16,7 +16,7 @@ from typing import Any, Callable, Literal
 from .backends.base import Backend, Generation
 from .decoding import decoding_options, first_token_threshold
 from .dispatch import Dispatcher
-from .errors import ConfigError, ConstraintError, ToolErrorInfo
+from .errors import ConfigError, ConstraintError, ErrorKind, ToolErrorInfo
 from .formats import parse
 from .constraint.grammar import Constraint, Engine, ToolChoice, build_constraint
 from .history import fold
@@ -625,7 +625,7 @@ class Agent:
             gen = Generation(text=text, finish_reason="error", error="interrupted while generating")
             self._record(writer, records, f.step, gen, [], [], [], f.t0)
             return "" if text.lstrip().startswith(policy.STRUCTURED_STARTS) else text.strip()
-        info = ToolErrorInfo(kind="interrupted", message="the run was interrupted before this call finished")
+        info = ToolErrorInfo(kind=ErrorKind.INTERRUPTED, message="the run was interrupted before this call finished")
         done = {r.call_id: r for r in f.results}
         results = [done.get(c.id) or ToolResult(c.id, c.name, info.render(), error=info) for c in f.calls]
         self._record(writer, records, f.step, f.gen, f.calls, results, [], f.t0)
@@ -751,7 +751,7 @@ class _InFlight:
 
 
 # Errors that the same call meets again: sent again, it asks for nothing new.
-_FINAL_ERRORS = policy.PATH_ERRORS | {"not_unique", "not_text", "outside_workspace", "not_read"}
+_FINAL_ERRORS = policy.PATH_ERRORS | {ErrorKind.NOT_UNIQUE, ErrorKind.NOT_TEXT, ErrorKind.OUTSIDE_WORKSPACE, ErrorKind.NOT_READ}
 
 
 def _narrow_path(schema: dict[str, Any], paths: list[str]) -> dict[str, Any]:
@@ -790,7 +790,7 @@ def _partial_prose(text: str) -> str:
 
 def _format_error(step: int, i: int, message: str, gen: Generation) -> ToolResult:
     info = ToolErrorInfo(
-        kind="format_error",
+        kind=ErrorKind.FORMAT_ERROR,
         message=message + ' ; a call is <tool_call>\n{"name": ..., "arguments": {...}}\n</tool_call>',
     )
     return ToolResult(call_id=f"call_{step}_format{i}", name="(format)", content=info.render(), error=info)

@@ -32,7 +32,7 @@ from typing import Annotated, Any, Literal, NoReturn, get_args, get_origin, get_
 
 from pydantic import Field
 
-from ..errors import ToolErrorInfo
+from ..errors import ErrorKind, ToolErrorInfo
 from ..validate import WorkspacePath
 from . import commands
 from .base import Tool, make_tool
@@ -115,7 +115,7 @@ def _in_workspace(annotation: Any, ws: Workspace) -> Any:
     return Annotated.__class_getitem__((base, *extras))  # type: ignore[attr-defined]
 
 
-def _fail(kind: str, message: str, argument: str | None = None) -> NoReturn:
+def _fail(kind: ErrorKind, message: str, argument: str | None = None) -> NoReturn:
     raise WorkspaceError(ToolErrorInfo(kind=kind, message=message, argument=argument))
 
 
@@ -148,7 +148,7 @@ def read_file(
             raw.seek(0)
             total = sum(1 for _ in raw)
             _fail(
-                "invalid_argument",
+                ErrorKind.INVALID_ARGUMENT,
                 f"offset {offset} is past the end of '{path}' ({total} line{'s' * (total != 1)})",
                 "offset",
             )
@@ -229,7 +229,7 @@ def search(
     try:
         matches = compile_search(pattern, regex=regex)
     except PatternError as e:
-        _fail("invalid_argument", str(e), "pattern")
+        _fail(ErrorKind.INVALID_ARGUMENT, str(e), "pattern")
     start = cx.ws.resolve(path)
     hits: list[str] = []
     searched, skipped = 0, Counter[str]()
@@ -344,7 +344,7 @@ def apply_edit(text: str, old: str, new: str) -> tuple[str, int]:
     """``text`` with the one occurrence of ``old`` replaced by ``new``, and its line number;
     a ``WorkspaceError`` that says how to fix the call when ``old`` is absent or not unique."""
     if old == new:
-        _fail("invalid_argument", "old and new are the same text; old must be text now in the file (copy it from read_file), new what it becomes", "new")
+        _fail(ErrorKind.INVALID_ARGUMENT, "old and new are the same text; old must be text now in the file (copy it from read_file), new what it becomes", "new")
     if old not in text and "\r\n" in text and "\r\n" not in old:
         old, new = old.replace("\n", "\r\n"), new.replace("\n", "\r\n")  # CRLF file, LF call
     count = text.count(old)
@@ -358,13 +358,13 @@ def apply_edit(text: str, old: str, new: str) -> tuple[str, int]:
             lines.append(str(text.count("\n", 0, at) + 1))
         more = ", ..." if count > 5 else ""
         _fail(
-            "not_unique",
+            ErrorKind.NOT_UNIQUE,
             f"old text occurs {count} times (lines {', '.join(lines)}{more}); include neighbouring lines to make it unique",
             "old",
         )
     if (loose := _spacing_match(text, old, new)) is not None:
         return loose
-    _fail("not_found", _not_found_hint(text, old), "old")
+    _fail(ErrorKind.NOT_FOUND, _not_found_hint(text, old), "old")
 
 
 def _spacing_match(text: str, old: str, new: str) -> tuple[str, int] | None:
@@ -428,15 +428,15 @@ def _check_writable(ws: Workspace, path: str) -> Path:
     p = ws.resolve(path, must_exist=False, kind="file")
     rel = p.relative_to(ws.root)
     if _in_protected_dir(ws, rel):
-        _fail("invalid_path", f"'{path}' is inside a version-control folder; writes there are refused", "path")
+        _fail(ErrorKind.INVALID_PATH, f"'{path}' is inside a version-control folder; writes there are refused", "path")
     for parent in reversed(rel.parents[:-1]):  # every folder between the root and the file
         q = ws.root / parent
         if q.exists() and not q.is_dir():
-            _fail("not_a_dir", f"'{parent.as_posix()}' is a file, so '{path}' cannot be created in it", "path")
+            _fail(ErrorKind.NOT_A_DIR, f"'{parent.as_posix()}' is a file, so '{path}' cannot be created in it", "path")
     if p.exists() and not is_text(p):
         if why := unreadable(p):
-            _fail("unreadable", f"'{path}' cannot be read ({why}), so it cannot be changed; choose another file", "path")
-        _fail("not_text", f"'{path}' is a binary file; only text files can be written", "path")
+            _fail(ErrorKind.UNREADABLE, f"'{path}' cannot be read ({why}), so it cannot be changed; choose another file", "path")
+        _fail(ErrorKind.NOT_TEXT, f"'{path}' is a binary file; only text files can be written", "path")
     return p
 
 
@@ -461,11 +461,11 @@ def _read_text(ws: Workspace, p: Path) -> str | None:
         data = f.read(MAX_EDIT_BYTES + 1)
     rel = ws.relative(p)
     if len(data) > MAX_EDIT_BYTES:
-        _fail("too_large", f"'{rel}' is over {MAX_EDIT_BYTES} bytes, too large to change and show the change", "path")
+        _fail(ErrorKind.TOO_LARGE, f"'{rel}' is over {MAX_EDIT_BYTES} bytes, too large to change and show the change", "path")
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError:
-        _fail("not_text", f"'{rel}' is not UTF-8 text throughout; only text files can be written", "path")
+        _fail(ErrorKind.NOT_TEXT, f"'{rel}' is not UTF-8 text throughout; only text files can be written", "path")
 
 
 def _write_atomic(ws: Workspace, p: Path, text: str) -> None:
@@ -548,7 +548,7 @@ def _planned_write(cx: BuiltinContext, path: str, content: str, append: bool = F
         # A small model asked to add a line writes the line alone: refuse to erase unread text.
         n = before.count("\n") + (not before.endswith("\n"))
         _fail(
-            "not_read",
+            ErrorKind.NOT_READ,
             f"'{cx.ws.relative(p)}' exists ({_count(n, 'line')}) and was not read; this would erase it. "
             "Read it first, or set append=true to add to its end",
             "content",
@@ -561,7 +561,7 @@ def _planned_edit(cx: BuiltinContext, path: str, old: str, new: str, every: bool
     p = _check_writable(cx.ws, path)
     before = _read_text(cx.ws, p)
     if before is None:
-        _fail("not_found", f"path '{path}' not found; use write_file to create a file", "path")
+        _fail(ErrorKind.NOT_FOUND, f"path '{path}' not found; use write_file to create a file", "path")
     if every and old in before and old != new:
         return p, before, before.replace(old, new)
     return p, before, apply_edit(before, old, new)[0]
@@ -599,9 +599,9 @@ def _argv(command: str) -> list[str]:
     try:
         argv = shlex.split(command)
     except ValueError as e:
-        _fail("invalid_argument", f"command cannot be split into words: {e}", "command")
+        _fail(ErrorKind.INVALID_ARGUMENT, f"command cannot be split into words: {e}", "command")
     if not argv:
-        _fail("invalid_argument", "command is empty; give a program and its arguments", "command")
+        _fail(ErrorKind.INVALID_ARGUMENT, "command is empty; give a program and its arguments", "command")
     return argv
 
 

@@ -21,7 +21,7 @@ from typing import Literal, NoReturn
 
 from rapidfuzz import fuzz, process
 
-from ..errors import ConfigError, ToolErrorInfo
+from ..errors import ConfigError, ErrorKind, ToolErrorInfo
 
 __all__ = ["Kind", "Workspace", "WorkspaceError", "fold_name", "is_text", "looks_text", "unreadable"]
 
@@ -141,7 +141,7 @@ class Workspace:
             os.close(dfd)
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             os.close(fd)
-            _fail("invalid_path", f"path '{self.relative(p)}' is not a regular file")
+            _fail(ErrorKind.INVALID_PATH, f"path '{self.relative(p)}' is not a regular file")
         return fd
 
     def _changed(self, p: Path, e: OSError) -> NoReturn:
@@ -149,29 +149,29 @@ class Workspace:
         from O_DIRECTORY) means the path changed since it was checked, and is refused."""
         if e.errno in (errno.ELOOP, errno.ENOTDIR):
             rel = self.relative(p) if p.is_absolute() else p.as_posix()
-            _fail("outside_workspace", f"path '{rel}' changed while in use (a folder or file on it is now a link); refused")
+            _fail(ErrorKind.OUTSIDE_WORKSPACE, f"path '{rel}' changed while in use (a folder or file on it is now a link); refused")
         raise e
 
     def resolve(self, path: str, *, must_exist: bool = True, kind: Kind | None = None) -> Path:
         """The absolute, symlink-free path of ``path`` inside the root, or a ``WorkspaceError``."""
         if not isinstance(path, str):
-            _fail("invalid_path", f"path must be a string, got {type(path).__name__}")
+            _fail(ErrorKind.INVALID_PATH, f"path must be a string, got {type(path).__name__}")
         if "\0" in path:
-            _fail("invalid_path", "path contains a NUL byte")
+            _fail(ErrorKind.INVALID_PATH, "path contains a NUL byte")
         if bad := next((c for c in path if ord(c) < 32 or ord(c) == 127), None):
             # Such a name could not be shown in one line of an error, or safely on a terminal.
-            _fail("invalid_path", f"path contains a control character ({bad!r}); use a plain file name")
+            _fail(ErrorKind.INVALID_PATH, f"path contains a control character ({bad!r}); use a plain file name")
         try:  # a lone surrogate ('\\ud800' in JSON) is no text: os calls, traces and prompts would fail on it
             size = len(path.encode("utf-8"))
         except UnicodeEncodeError:
-            _fail("invalid_path", "path contains an invalid character (a lone surrogate)")
+            _fail(ErrorKind.INVALID_PATH, "path contains an invalid character (a lone surrogate)")
         if size > MAX_PATH_BYTES:
-            _fail("invalid_path", f"path is too long ({size} bytes; limit {MAX_PATH_BYTES})")
+            _fail(ErrorKind.INVALID_PATH, f"path is too long ({size} bytes; limit {MAX_PATH_BYTES})")
         for part in path.replace("\\", "/").split("/"):
             size = len(part.encode("utf-8", "surrogateescape"))
             if size > MAX_NAME_BYTES:
                 _fail(
-                    "invalid_path",
+                    ErrorKind.INVALID_PATH,
                     f"path component '{part[:40]}...' is too long ({size} bytes; limit {MAX_NAME_BYTES})",
                 )
         given = path
@@ -180,12 +180,12 @@ class Workspace:
         try:
             resolved = candidate.resolve()  # follows every symlink, including dangling ones
         except (OSError, RuntimeError):
-            _fail("invalid_path", f"path '{given}' cannot be resolved (symlink loop?)")
+            _fail(ErrorKind.INVALID_PATH, f"path '{given}' cannot be resolved (symlink loop?)")
         if not resolved.is_relative_to(self.root):
             lexical = Path(os.path.normpath(candidate))
             if lexical.is_relative_to(self.root):
-                _fail("outside_workspace", f"path '{given}' is a symlink that points outside the workspace")
-            _fail("outside_workspace", f"path '{given}' is outside the workspace; use a path relative to it")
+                _fail(ErrorKind.OUTSIDE_WORKSPACE, f"path '{given}' is a symlink that points outside the workspace")
+            _fail(ErrorKind.OUTSIDE_WORKSPACE, f"path '{given}' is outside the workspace; use a path relative to it")
 
         try:
             st = resolved.stat()
@@ -194,21 +194,21 @@ class Workspace:
         except NotADirectoryError:  # 'README.md/x': a file used as a folder
             st = None
         except OSError as e:
-            _fail("invalid_path", f"path '{given}' cannot be accessed: {e.strerror or type(e).__name__}")
+            _fail(ErrorKind.INVALID_PATH, f"path '{given}' cannot be accessed: {e.strerror or type(e).__name__}")
         if st is None:
             if must_exist:
                 alts = self.closest(given, kind)
                 tail = f"closest: {', '.join(alts)}" if alts else "no similar path in the workspace"
-                _fail("not_found", f"path '{given}' not found; {tail}", alts)
+                _fail(ErrorKind.NOT_FOUND, f"path '{given}' not found; {tail}", alts)
             return resolved
         if not (stat.S_ISREG(st.st_mode) or stat.S_ISDIR(st.st_mode)):
-            _fail("invalid_path", f"path '{given}' is a device, fifo or socket, not a regular file")
+            _fail(ErrorKind.INVALID_PATH, f"path '{given}' is a device, fifo or socket, not a regular file")
         if kind == "file" and stat.S_ISDIR(st.st_mode):
             summary, inside = self._folder_summary(resolved)
-            _fail("not_a_file", f"'{given}' is a folder, not a file; {summary}", inside)
+            _fail(ErrorKind.NOT_A_FILE, f"'{given}' is a folder, not a file; {summary}", inside)
         if kind == "dir" and not stat.S_ISDIR(st.st_mode):
             parent = self.relative(resolved.parent)
-            _fail("not_a_dir", f"'{given}' is a file, not a folder; it is in '{parent}'", [parent])
+            _fail(ErrorKind.NOT_A_DIR, f"'{given}' is a file, not a folder; it is in '{parent}'", [parent])
         return resolved
 
     def _folder_summary(self, folder: Path, limit: int = 10) -> tuple[str, list[str]]:
@@ -356,6 +356,6 @@ def _words(text: str) -> set[str]:
     return words
 
 
-def _fail(kind: str, message: str, alternatives: list[str] | None = None) -> NoReturn:
+def _fail(kind: ErrorKind, message: str, alternatives: list[str] | None = None) -> NoReturn:
     raise WorkspaceError(ToolErrorInfo(kind=kind, message=message, alternatives=alternatives or []))
 
