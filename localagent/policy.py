@@ -38,7 +38,7 @@ _ABOUT_WORKSPACE = re.compile(
 def wants_change(task: str) -> bool:
     """Whether the task asks for a change to the workspace (not only for an answer): a
     change verb and a file to change ("Write a long story" asks for prose, not a file)."""
-    from .tools.workspace import _PATH_SHAPED, _words
+    from .tools.workspace import PATH_SHAPED as _PATH_SHAPED, path_words as _words
 
     if not _CHANGE.search(task.strip()):
         return False
@@ -67,7 +67,7 @@ def write_targets(task: str, workspace: Workspace | None, limit: int = 200) -> l
     if workspace is None or not wants_change(task):
         return None
     from .validate import closest_names
-    from .tools.workspace import _PATH_SHAPED, _words
+    from .tools.workspace import PATH_SHAPED as _PATH_SHAPED, path_words as _words
 
     named = sorted(w for w in _words(task) if _PATH_SHAPED.fullmatch(w))
     existing = workspace.text_files(limit)

@@ -23,7 +23,9 @@ from rapidfuzz import fuzz, process
 
 from ..errors import ConfigError, ErrorKind, ToolErrorInfo
 
-__all__ = ["Kind", "Workspace", "WorkspaceError", "fold_name", "is_text", "looks_text", "unreadable"]
+__all__ = [
+    "PATH_SHAPED", "Kind", "Workspace", "WorkspaceError", "fold_name", "is_text", "looks_text", "path_words", "unreadable",
+]
 
 Kind = Literal["file", "dir"]
 
@@ -310,7 +312,7 @@ class Workspace:
     def mentioned(self, text: str, limit: int = 2000) -> list[str]:
         """Existing paths that ``text`` names: a relative path, a file name with
         its extension, or a folder name ("the docs folder")."""
-        words = _words(text)
+        words = path_words(text)
         found = []
         for rel, is_dir in self.walk(limit):
             base = posixpath.basename(rel)
@@ -322,8 +324,8 @@ class Workspace:
         """Whether ``text`` names a file or folder, there or not: an existing path, an
         existing file's name in another case ('makefile'), or a word shaped like a path
         ('src/mian.py', 'confg.toml'). A task that does is answered by looking first."""
-        words = _words(text)
-        if any(_PATH_SHAPED.fullmatch(w) for w in words) or self.mentioned(text, limit):
+        words = path_words(text)
+        if any(PATH_SHAPED.fullmatch(w) for w in words) or self.mentioned(text, limit):
             return True
         lowered = {w.lower() for w in words if len(w) > 3}
         heads = {w.lower().split("/")[0] for w in words if "/" in w}
@@ -347,13 +349,18 @@ class Workspace:
 # 'src/main.py', 'notes.txt': a name with an extension that starts with a letter (so '3.2.1',
 # '10.5m' and 'e.g' are not paths), in folders or not. 'and/or' is no path; 'src/app' is one
 # when 'src' is there, which names_a_path checks.
-_PATH_SHAPED = re.compile(r"(?:[\w.-]+/)*[\w-]{2,}\.[a-zA-Z]\w{0,5}")
+PATH_SHAPED = re.compile(r"(?:[\w.-]+/)*[\w-]{2,}\.[a-zA-Z]\w{0,5}")
 
 
-def _words(text: str) -> set[str]:
+def path_words(text: str) -> set[str]:
+    """The path-like words of a text: runs of word characters, dots, slashes and dashes,
+    their surrounding punctuation and a trailing slash taken off."""
     words = {w.strip(".,;:!?'\"()`").rstrip("/") for w in re.findall(r"[\w./\\-]+", text)}
     words.discard("")
     return words
+
+
+_PATH_SHAPED, _words = PATH_SHAPED, path_words  # the names policy.py imported before they were public
 
 
 def _fail(kind: ErrorKind, message: str, alternatives: list[str] | None = None) -> NoReturn:
