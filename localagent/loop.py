@@ -344,7 +344,7 @@ class Agent:
             gen, calls, errors, content = turn
         if not calls and not errors and self._made_up(s, content):
             # An answer holding numbers nothing found holds: not taken; the next step looks again.
-            gen.info["unsupported_answer"] = content[:200]
+            gen.unsupported_answer = content[:200]
             s.checked_answer, s.retry_offered = True, True
             self._record(s.writer, s.records, s.step, gen, [], [], [], t0)
             return
@@ -439,7 +439,7 @@ class Agent:
         s.inflight.streamed.clear()  # an interrupt now keeps the answer, not the repeat
         retry = self._generate(msgs, s.schemas, grammar, s.ev, None, s.inflight.streamed, choice)
         s.usage.add(retry)
-        retry.info["repeat_guard"] = first.info.get("repeat_guard") or [c.canonical() for c in calls]
+        retry.repeat_guard = first.repeat_guard or [c.canonical() for c in calls]
         retry.prompt_tokens += first.prompt_tokens
         retry.prompt_tokens_evaluated += first.prompt_tokens_evaluated
         retry.completion_tokens += first.completion_tokens
@@ -542,7 +542,7 @@ class Agent:
             return 0
         lost = previous - gen.prompt_tokens_reused
         if previous and lost > 0:
-            gen.info["kv_reuse_lost"] = lost
+            gen.kv_reuse_lost = lost
         return gen.prompt_tokens
 
     def _must_look(self, task: str, choice: ToolChoice) -> bool:
@@ -772,7 +772,7 @@ def _system_turn(msgs: list[Message]) -> list[Message]:
 def _failure(gen: Generation) -> Stop | None:
     """The stop a failed generation calls for, or None."""
     if gen.finish_reason == "error":
-        constraint = gen.info.get("constraint_error")
+        constraint = gen.constraint_error
         reason = StopReason.CONSTRAINT_ERROR if constraint else StopReason.BACKEND_ERROR
         return Stop(reason, gen.error or "the model failed")
     if gen.finish_reason == "context":

@@ -555,10 +555,10 @@ def test_decision_rates_prefer_the_decoders_own_decision() -> None:
     need, none = case([PARIS]), case([])
     call = render_call("get_weather", {"city": "Paris"})
     rs = [
-        score_turn(need, Generation(call, info={"decision": "call"})),
-        score_turn(need, Generation("get_weather(Paris) is what I would do.", info={"decision": "prose"})),  # prose, by decision
+        score_turn(need, Generation(call, decision="call")),
+        score_turn(need, Generation("get_weather(Paris) is what I would do.", decision="prose")),  # prose, by decision
         score_turn(need, Generation(call)),  # no decision recorded: the call tried counts
-        score_turn(none, Generation("It is sunny.", info={"decision": "prose"})),
+        score_turn(none, Generation("It is sunny.", decision="prose")),
     ]
     for r, i in zip(rs, ["a", "b", "c", "d"]):
         r.id = i
@@ -594,7 +594,7 @@ def test_call_mass_is_recorded_curved_and_kept_on_rescoring() -> None:
     call = render_call("get_weather", {"city": "Paris"})
     plain = run_eval(FakeBackend.scripted([call, "Sure."]), [need, none]).to_dict()
     assert [r["call_mass"] for r in plain["results"]] == [None, None] and plain["threshold_curve"] == []
-    fake = FakeBackend.scripted([Generation(call, info={"decision": "call", "call_mass": 0.3}), Generation("Sure.", info={"decision": "prose", "call_mass": 0.1})])
+    fake = FakeBackend.scripted([Generation(call, decision="call", call_mass=0.3), Generation("Sure.", decision="prose", call_mass=0.1)])
     d = run_eval(fake, [need, none]).to_dict()
     assert [r["call_mass"] for r in d["results"]] == [0.3, 0.1]
     curve = {p["threshold"]: p for p in d["threshold_curve"]}
@@ -635,7 +635,7 @@ def test_the_curve_script_prints_the_curve_and_marks_the_choice(tmp_path: Path) 
     suite = load_cases(SUITE)
     cases = [c for c in suite if c.category == "one_tool"][:2] + [c for c in suite if c.category == "no_tool"][:2]
     masses = {c.id: (0.6 if c.expected else 0.2) for c in cases}
-    fake = FakeBackend.scripted([Generation("Prose.", info={"decision": "prose", "call_mass": masses[c.id]}) for c in cases])
+    fake = FakeBackend.scripted([Generation("Prose.", decision="prose", call_mass=masses[c.id]) for c in cases])
     p = tmp_path / "r.json"
     p.write_text(json.dumps(run_eval(fake, cases).to_dict()))
     script = Path(__file__).parent.parent / "evals" / "threshold_curve.py"

@@ -280,7 +280,7 @@ def test_a_schema_no_grammar_can_be_built_for_stops_the_step(tmp_path: Path, eng
 def test_a_backend_that_reports_a_constraint_failure_runs_nothing(tmp_path: Path) -> None:
     # The reply holds a complete, valid call; the backend says the constraint failed while
     # it was generated, so it cannot be trusted: not parsed, not run.
-    failed = Generation(CALL, "error", error="the constraint engine failed: ... (fail closed)", info={"constraint_error": True})
+    failed = Generation(CALL, "error", error="the constraint engine failed: ... (fail closed)", constraint_error=True)
     result, trace, fake = run(tmp_path, [failed, "never asked"])
     _ends_cleanly(result, trace)
     steps = [r for r in trace if r["type"] == "step"]

@@ -30,7 +30,7 @@ from ..constraint.jump import forced_text
 from ..messages import Message
 from ..policy import STRUCTURED_STARTS
 from ..prompt import render, template_supports_tools
-from .base import FinishReason, Generation, GenerateOptions
+from .base import Decision, FinishReason, Generation, GenerateOptions
 from ..constraint.llama_grammar import FailClosed, GrammarMatcher
 from ..constraint.outlines_engine import OutlinesMatcher, build_index
 from .prefix_cache import PrefixCache, cache_key
@@ -237,21 +237,19 @@ class LlamaBackend:
 
     # -- KV cache ---------------------------------------------------------------
 
-    def _warm_start(self, prefix: list[int], info: dict[str, Any]) -> int:
-        """With an empty KV cache, load the prefix state from disk, or evaluate and
-        save it; returns the tokens evaluated here."""
+    def _warm_start(self, prefix: list[int]) -> tuple[int, str | None]:
+        """With an empty KV cache, load the prefix state from disk, or evaluate and save it;
+        returns the tokens evaluated here and what was done ("loaded", "saved", "not saved")."""
         if self.prefix_cache is None or not prefix or self.llm.n_tokens > 0:
-            return 0
+            return 0, None
         prefix = prefix[:-1]  # the last token is left for _prefill, which needs its logits
         key = cache_key(self.model_path, self.template, prefix, self.context_size)
         if self.prefix_cache.load(self.llm.ctx, key, prefix):
             self.llm.input_ids[: len(prefix)] = prefix
             self.llm.n_tokens = len(prefix)
-            info["warm_start"] = "loaded"
-            return 0
+            return 0, "loaded"
         self._eval(prefix)
-        info["warm_start"] = "saved" if self.prefix_cache.save(self.llm.ctx, key, prefix) else "not saved"
-        return len(prefix)
+        return len(prefix), "saved" if self.prefix_cache.save(self.llm.ctx, key, prefix) else "not saved"
 
     def _prefill(self, prompt: list[int]) -> int:
         """Evaluate ``prompt``, reusing the cached prefix; returns tokens evaluated."""
@@ -363,19 +361,18 @@ class LlamaBackend:
         try:
             matcher = self._matcher(options)
         except ConstraintError as e:
-            return Generation("", "error", prompt_tokens=len(prompt), error=str(e), info={"constraint_error": True})
-        info: dict[str, Any] = {}
+            return Generation("", "error", prompt_tokens=len(prompt), error=str(e), constraint_error=True)
         try:
-            warm = self._warm_start(self._prefix_ids(messages, schemas, prompt), info)
+            warm, warm_start = self._warm_start(self._prefix_ids(messages, schemas, prompt))
             gen = self._decode(prompt, room, matcher, options, t0)
             if matcher is not None and matcher.error is not None:
                 # The engine failed during the reply and allowed nothing after: fail closed, and say why.
                 gen.finish_reason, gen.error = "error", matcher.error
-                gen.info["constraint_error"] = True
+                gen.constraint_error = True
         finally:
             if matcher is not None:
                 matcher.close()
-        gen.info.update(info)
+        gen.warm_start = warm_start
         gen.prompt_tokens_evaluated += warm  # evaluated before _decode counted
         return gen
 
@@ -426,7 +423,7 @@ class LlamaBackend:
                 return Generation(
                     "".join(r.out), "error", len(prompt), evaluated, r.n, time.monotonic() - t0, r.first,
                     error="the grammar allows no token here; the step is stopped (fail closed)",
-                    info={"constraint_error": True},
+                    constraint_error=True,
                 )
             if r.first is None:
                 r.first = time.monotonic() - t0
@@ -457,8 +454,8 @@ class LlamaBackend:
         m, o = r.matcher, r.options
         if r.n == 0 and m is not None and o.call_threshold is not None:
             trigger, logits, mass = self._decide(logits, o.call_threshold, m)
-            r.info["decision"] = "call" if trigger else "prose"
-            r.info["call_mass"] = round(mass, 4)
+            r.decision = "call" if trigger else "prose"
+            r.call_mass = round(mass, 4)
         tok = trigger[0] if trigger else _choose(logits, o.temperature, rng)
         if m is not None and not m.allows(tok):
             r.rejected += 1
@@ -529,7 +526,8 @@ class _Reply:
         self.rejected = self.forced = self.dropped = 0  # refused by the grammar; jumped; jumped in vain
         self.first: float | None = None  # seconds to the first token
         self.finish: FinishReason = "length"
-        self.info: dict[str, Any] = {}
+        self.decision: Decision | None = None  # call or prose, at the first token
+        self.call_mass: float | None = None
 
     @property
     def n(self) -> int:
@@ -554,13 +552,14 @@ class _Reply:
             self.out.append(tail)
         if self.finish == "length" and self.n >= room:
             self.finish = "context"
-        if self.matcher is not None:
-            # forced_dropped: inserted tokens the plain path would not have chosen (evaluated in vain)
-            self.info.update(grammar_rejections=self.rejected, forced_tokens=self.forced, forced_dropped=self.dropped)
+        counted = self.matcher is not None  # the counts of a constrained reply: None without one
         return Generation(
             "".join(self.out), self.finish, prompt_tokens, evaluated, self.n, time.monotonic() - t0, self.first,
             error="the context window filled up during the reply" if self.finish == "context" else None,
-            info=self.info,
+            decision=self.decision, call_mass=self.call_mass,
+            grammar_rejections=self.rejected if counted else None,
+            forced_tokens=self.forced if counted else None,
+            forced_dropped=self.dropped if counted else None,  # inserted in vain: the plain path chose otherwise
         )
 
 

@@ -147,8 +147,8 @@ def decode_speeds(s: Setup, max_tokens: int = 48, repeats: int = 3) -> dict[str,
         "gbnf_tokens": len(times),
         "constrained_output_equals_stock": ours.text == text,
         "constrained_output_equals_no_jump": ours.text == plain.text,
-        "grammar_rejections": ours.info.get("grammar_rejections"),
-        "forced_tokens": ours.info.get("forced_tokens"),
+        "grammar_rejections": ours.grammar_rejections,
+        "forced_tokens": ours.forced_tokens,
     }
 
 
@@ -197,7 +197,7 @@ def call_seconds(s: Setup, max_tokens: int = 96, repeats: int = 5) -> dict[str, 
         "call_seconds_constrained": round(statistics.median(constrained_times), 3),
         "call_seconds_runs": {"free": [round(t, 3) for t in free_times], "constrained": [round(t, 3) for t in constrained_times]},
         "call_tokens": ours.completion_tokens,
-        "call_forced_tokens": ours.info.get("forced_tokens"),
+        "call_forced_tokens": ours.forced_tokens,
         "constrained_text": ours.text,
         "left_free_text": left_free.text[:300],
         "left_free_made_a_call": bool(parse(left_free.text).calls),
@@ -261,7 +261,7 @@ def first_token(model_path: Path, s: Setup, n_ctx: int) -> dict[str, Any]:
             b = LlamaBackend(model_path, n_ctx=n_ctx, prefix_cache=PrefixCache(Path(d)))
             gen = b.generate(msgs, s.schemas, GenerateOptions(max_tokens=1))
             out[f"first_token_seconds_{name}"] = round(gen.first_token_seconds or gen.seconds, 3)
-            out[f"first_token_{name}_warm_start"] = gen.info.get("warm_start")
+            out[f"first_token_{name}_warm_start"] = gen.warm_start
             del b
     return out
 
@@ -364,7 +364,7 @@ def task_figures(model_path: Path, n_ctx: int) -> dict[str, Any]:
         first = r.records[0].generation
         out["task_seconds_warm_new_folder"] = round(wall, 3)
         out["task_warm_steps"], out["task_warm_answer"] = r.steps, r.answer
-        out["task_warm_start"] = first.info.get("warm_start")
+        out["task_warm_start"] = first.warm_start
         out["first_step_evaluated_share_warm"] = round(first.prompt_tokens_evaluated / first.prompt_tokens, 3)
         out["task_seconds_model_share"] = round(decode / wall, 3)
         del warm
