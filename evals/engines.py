@@ -45,11 +45,11 @@ from typing import Any
 import jsonschema
 import numpy as np
 
-from localagent.backends.llama_grammar import FailClosed
-from localagent.bench import ten_tools
+from localagent.constraint.llama_grammar import FailClosed
+from localagent.evaluation.bench import ten_tools
 from localagent.formats import parse, render_call
-from localagent.grammar import Constraint, ToolChoice, build_constraint, engine_safe
-from localagent.jump import forced_text
+from localagent.constraint.grammar import Constraint, ToolChoice, build_constraint, engine_safe
+from localagent.constraint.jump import forced_text
 
 ENGINES = ("gbnf", "outlines", "llguidance")
 EVALS = Path(__file__).parent
@@ -104,7 +104,7 @@ class Engines:
         from llama_cpp import Llama
 
         from localagent.backends.llama import token_pieces
-        from localagent.backends.llguidance_engine import tokenizer
+        from localagent.constraint.llguidance_engine import tokenizer
 
         self.llm = Llama(str(model_path), vocab_only=True, verbose=False)
         self.vocab = llama_cpp.llama_model_get_vocab(self.llm.model)
@@ -135,19 +135,19 @@ class Engines:
         """What each reply's matcher starts from: the text (llama.cpp parses it per reply), the
         outlines index, the llguidance start matcher."""
         if engine == "outlines":
-            from localagent.backends.outlines_engine import build_index
+            from localagent.constraint.outlines_engine import build_index
 
             return build_index(c.text, self.token_bytes, self.eos)
         if engine == "llguidance":
-            from localagent.backends.llguidance_engine import start_matcher
+            from localagent.constraint.llguidance_engine import start_matcher
 
             return start_matcher(self.tok, c.text)
         return c.text
 
     def matcher(self, engine: str, compiled: Any) -> FailClosed:
-        from localagent.backends.llama_grammar import GrammarMatcher
-        from localagent.backends.llguidance_engine import LLGuidanceMatcher
-        from localagent.backends.outlines_engine import OutlinesMatcher
+        from localagent.constraint.llama_grammar import GrammarMatcher
+        from localagent.constraint.llguidance_engine import LLGuidanceMatcher
+        from localagent.constraint.outlines_engine import OutlinesMatcher
 
         if engine == "gbnf":
             return FailClosed(GrammarMatcher(self.vocab, self.n, compiled))
@@ -168,8 +168,8 @@ class Engines:
 
 
 def _clear_caches() -> None:
-    from localagent import grammar
-    from localagent.backends import llguidance_engine
+    from localagent.constraint import grammar
+    from localagent.constraint import llguidance_engine
 
     grammar._build_cached.cache_clear()
     grammar._regex_cached.cache_clear()
@@ -298,8 +298,8 @@ def jump_forward(e: Engines, engine: str, cases: list[dict[str, Any]]) -> dict[s
 
 def _schemas() -> list[tuple[str, dict[str, Any], Callable[[dict[str, Any]], str | None] | None]]:
     """(group, tool, the tool's own validator or None) for every distinct tool schema."""
-    from localagent.builtin_tools import workspace_tools
-    from localagent.workspace import Workspace
+    from localagent.tools.builtin import workspace_tools
+    from localagent.tools.workspace import Workspace
 
     out: list[tuple[str, dict[str, Any], Any]] = []
     seen: set[str] = set()
@@ -367,7 +367,7 @@ def _left_to_validator(engine: str, schema: dict[str, Any]) -> list[str]:
     """The keywords the engine is not given (gbnf, outlines: ``engine_safe``'s drops and
     rewrites) or does not implement (llguidance: dropped patterns, its own warnings)."""
     if engine == "llguidance":
-        from localagent.backends.llguidance_engine import engine_ready
+        from localagent.constraint.llguidance_engine import engine_ready
 
         return sorted(set(_diff(schema, engine_ready(schema))) - {"additionalProperties"})
     return sorted(set(_diff(schema, engine_safe(schema, engine))))  # type: ignore[arg-type]

@@ -4,7 +4,7 @@
     python evals/run_recovery.py --live-grammar always      > evals/results/recovery-live.json
     python evals/run_recovery.py --live-grammar after_error > evals/results/recovery-after-error.json
 
-See localagent/recovery.py for the tasks and what "recovered" means.
+See localagent/evaluation/recovery.py for the tasks and what "recovered" means.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import json
 import sys
 
 from localagent.backends import load_llama
-from localagent.recovery import TASKS, run_recovery
+from localagent.evaluation.recovery import TASKS, run_recovery
 
 
 def main() -> None:

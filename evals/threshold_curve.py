@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 
 from localagent.errors import ConfigError
-from localagent.evaluate import load_cases, pick_threshold, rescore
+from localagent.evaluation.evaluate import load_cases, pick_threshold, rescore
 
 
 def table(curve: list[dict[str, float]]) -> str:

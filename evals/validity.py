@@ -1,5 +1,5 @@
 """The validity and call-or-prose figures of saved eval runs, judged again from the text
-of every reply by the current scorer (localagent.evaluate.rescore), as one Markdown table.
+of every reply by the current scorer (localagent.evaluation.evaluate.rescore), as one Markdown table.
 
     python evals/validity.py evals/results/qwen2.5-coder-0.5b.constrained.json ...
 
@@ -13,7 +13,7 @@ import argparse
 import json
 from pathlib import Path
 
-from localagent.evaluate import load_cases, rescore
+from localagent.evaluation.evaluate import load_cases, rescore
 
 ROWS = [
     ("cases", lambda d: f"{d['cases']}"),

@@ -23,7 +23,7 @@ from .messages import ToolCall
 from .sanitize import printable
 from .tools import Tool
 from .validate import closest_names
-from .workspace import WorkspaceError
+from .tools.workspace import WorkspaceError
 
 __all__ = [
     "Approver", "PreviewUnavailable", "TerminalApprover", "allow_all", "allow_list", "choose_approver", "deny_all",

@@ -40,9 +40,9 @@ def workspace_setup(
     """The built-in tools in ``root`` (plus a ``--tools`` file), writes and commands
     approved as ``--yes`` / ``--allow`` say."""
     from .approval import choose_approver
-    from .builtin_tools import workspace_tools
+    from .tools.builtin import workspace_tools
     from .tools import load_tools_file
-    from .workspace import Workspace
+    from .tools.workspace import Workspace
 
     tools = workspace_tools(Workspace(root), allow_commands=allow_commands)
     if tools_file is not None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Callable
 
 from .backends.base import GenerateOptions
-from .grammar import Constraint, ToolChoice
+from .constraint.grammar import Constraint, ToolChoice
 
 if TYPE_CHECKING:  # loop.py imports this module: a runtime import would be a cycle
     from .loop import AgentConfig

@@ -28,11 +28,11 @@ from typing import Any, TextIO, TypeVar
 
 from pydantic import BaseModel
 
-from .errors import ToolErrorInfo
+from .errors import ErrorKind, ToolErrorInfo
 from .messages import ToolCall, ToolResult
 from .tools import Tool, ToolContext, ToolSet
 from .validate import closest_names, validate_arguments
-from .workspace import WorkspaceError
+from .tools.workspace import WorkspaceError
 
 __all__ = ["Approver", "Dispatcher", "call_with_timeout", "estimate_tokens", "truncate"]
 
@@ -195,7 +195,7 @@ def call_with_timeout(fn: Callable[[], T], seconds: float) -> T:
     return value
 
 
-_VALUE_ERRORS = frozenset({"not_found", "not_a_file", "not_a_dir", "unknown_value"})
+_VALUE_ERRORS = frozenset({ErrorKind.NOT_FOUND, ErrorKind.NOT_A_FILE, ErrorKind.NOT_A_DIR, ErrorKind.UNKNOWN_VALUE})
 
 
 def _corrected(call: ToolCall, error: ToolErrorInfo) -> dict[str, Any] | None:
@@ -207,7 +207,7 @@ def _corrected(call: ToolCall, error: ToolErrorInfo) -> dict[str, Any] | None:
     if not isinstance(call.arguments.get(error.argument or ""), str):
         return None
     value: Any = error.alternatives[0]
-    if isinstance(value, str) and error.kind == "not_found":
+    if isinstance(value, str) and error.kind == ErrorKind.NOT_FOUND:
         value = value.rstrip("/")  # a suggested folder is shown as 'docs/'; the path is 'docs'
     return {"name": call.name, "arguments": {**call.arguments, error.argument: value}}
 
@@ -269,7 +269,7 @@ class Dispatcher:
 
         if error is None:
             self.failures.pop(call.name, None)
-        elif error.kind != "denied":  # a person's refusal is no mistake of the model's
+        elif error.kind != ErrorKind.DENIED:  # a person's refusal is no mistake of the model's
             self.failures[call.name] = self.failures.get(call.name, 0) + 1
             if self.failures[call.name] > self._max_retries(call.name):
                 error.message += f" (retry limit reached for '{call.name}')"
@@ -293,13 +293,13 @@ class Dispatcher:
     def _unknown_tool(self, name: str) -> ToolErrorInfo:
         names = self.tools.names()
         if not names:
-            return ToolErrorInfo(kind="unknown_tool", message=f"unknown tool '{name}'; no tools are available")
+            return ToolErrorInfo(kind=ErrorKind.UNKNOWN_TOOL, message=f"unknown tool '{name}'; no tools are available")
         alts = closest_names(str(name), names, limit=1)
         ordered = alts + [n for n in names if n not in alts]
         # The closest name leads the list; kept out of `alternatives` so render() does not
         # repeat it as a second "closest:" clause.
         return ToolErrorInfo(
-            kind="unknown_tool",
+            kind=ErrorKind.UNKNOWN_TOOL,
             message=f"unknown tool '{name}'; available tools: {', '.join(ordered)}",
             detail={"closest": alts},
         )
@@ -307,12 +307,12 @@ class Dispatcher:
     def _approve(self, t: Tool, call: ToolCall) -> ToolErrorInfo | None:
         if self.approver is None:
             message = f"denied: '{t.name}' requires human approval and no approver is set; do not retry it"
-            return ToolErrorInfo(kind="denied", message=message)
+            return ToolErrorInfo(kind=ErrorKind.DENIED, message=message)
         ok, reason = self.approver(t, call)
         if ok:
             return None
         why = f": {reason}" if reason else ""
-        return ToolErrorInfo(kind="denied", message=f"denied: the user refused '{t.name}'{why}")
+        return ToolErrorInfo(kind=ErrorKind.DENIED, message=f"denied: the user refused '{t.name}'{why}")
 
     def _execute(self, t: Tool, kwargs: dict[str, Any]) -> tuple[str, str, ToolErrorInfo | None]:
         """(content, printed output, error) of one run in a worker thread."""
@@ -322,7 +322,7 @@ class Dispatcher:
             printed = worker.out.getvalue()
             worker.stop()
             message = f"'{t.name}' did not finish within {t.timeout:g} s and was abandoned"
-            return "", printed, ToolErrorInfo(kind="timeout", message=message)
+            return "", printed, ToolErrorInfo(kind=ErrorKind.TIMEOUT, message=message)
         printed = worker.out.getvalue()
         box = worker.box
         if "error" in box:
@@ -332,7 +332,7 @@ class Dispatcher:
             return _to_text(box["value"]), printed, None
         except Exception:  # TypeError, ValueError, and RecursionError for a deeply nested value
             kind = type(box["value"]).__name__
-            return "", printed, ToolErrorInfo(kind="tool_exception", message=f"result is not serialisable: {kind}")
+            return "", printed, ToolErrorInfo(kind=ErrorKind.TOOL_EXCEPTION, message=f"result is not serialisable: {kind}")
 
     def _truncate(self, t: Tool | None, call: ToolCall, content: str) -> tuple[str, int]:
         limit = self.max_result_tokens
@@ -375,7 +375,7 @@ def _exception_info(t: Tool, e: BaseException, root: Path | None) -> ToolErrorIn
     message = f"'{t.name}' raised {type(e).__name__}" + (f": {text}" if text else "")
     # The traceback is for the trace file only; the model never sees it.
     tb = "".join(traceback.format_exception(type(e), e, e.__traceback__))
-    return ToolErrorInfo(kind="tool_exception", message=message, detail={"traceback": tb})
+    return ToolErrorInfo(kind=ErrorKind.TOOL_EXCEPTION, message=message, detail={"traceback": tb})
 
 
 def _path_for_model(name: str, root: Path | None) -> str:

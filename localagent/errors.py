@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any
 
 
@@ -41,11 +42,41 @@ class BackendError(LocalAgentError):
     """The model backend failed (load error, server unreachable after retries)."""
 
 
+class ErrorKind(StrEnum):
+    """What was wrong with a call, as the model reads it (``error (not_found): ...``) and the
+    trace records it. Members are strings: ``ErrorKind.NOT_FOUND == "not_found"``."""
+
+    # the call itself
+    FORMAT_ERROR = "format_error"  # the reply held a call that could not be parsed
+    UNKNOWN_TOOL = "unknown_tool"
+    INVALID_ARGUMENT = "invalid_argument"  # wrong type, range, shape or missing argument
+    UNKNOWN_VALUE = "unknown_value"  # not one of the values known now (``OneOf``)
+    # paths (the sandbox)
+    INVALID_PATH = "invalid_path"  # not a usable path at all (NUL, control character, too long, a device)
+    OUTSIDE_WORKSPACE = "outside_workspace"
+    NOT_FOUND = "not_found"
+    NOT_A_FILE = "not_a_file"
+    NOT_A_DIR = "not_a_dir"
+    NOT_TEXT = "not_text"
+    UNREADABLE = "unreadable"
+    TOO_LARGE = "too_large"
+    # edits
+    NOT_UNIQUE = "not_unique"  # edit_file's old text occurs more than once
+    NOT_READ = "not_read"  # a write would erase a file that was not read
+    NO_CHANGE = "no_change"  # an edit whose old and new are the same text
+    # running it
+    DENIED = "denied"  # a person (or the lack of one) refused an irreversible call
+    TIMEOUT = "timeout"
+    TOOL_EXCEPTION = "tool_exception"
+    MCP_ERROR = "mcp_error"
+    INTERRUPTED = "interrupted"  # the run was stopped before the call finished
+
+
 @dataclass
 class ToolErrorInfo:
     """A structured, model-facing error: what was wrong and what would be right."""
 
-    kind: str  # e.g. unknown_tool, invalid_argument, not_found, tool_exception, timeout
+    kind: ErrorKind  # a plain string from a tool of someone else's is read the same
     message: str  # one actionable line, no stack trace
     argument: str | None = None
     alternatives: list[str] = field(default_factory=list)

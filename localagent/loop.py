@@ -16,9 +16,9 @@ from typing import Any, Callable, Literal
 from .backends.base import Backend, Generation
 from .decoding import decoding_options, first_token_threshold
 from .dispatch import Dispatcher
-from .errors import ConfigError, ConstraintError, ToolErrorInfo
+from .errors import ConfigError, ConstraintError, ErrorKind, ToolErrorInfo
 from .formats import parse
-from .grammar import Constraint, Engine, ToolChoice, build_constraint
+from .constraint.grammar import Constraint, Engine, ToolChoice, build_constraint
 from .history import fold
 from .messages import Message, ToolCall, ToolResult, to_openai_messages
 from . import policy
@@ -27,7 +27,7 @@ from .stops import Limits, Stop, StopReason, StopWatch
 from .tools import Tool, ToolContext, ToolSet
 from .validate import live_parameters
 from .trace import TraceWriter
-from .workspace import Workspace
+from .tools.workspace import Workspace
 
 
 @dataclass
@@ -360,7 +360,7 @@ class Agent:
             return
         t0 = time.monotonic()
         choice, threshold = self._choice, self._threshold()
-        only: Literal["looks"] | None = None
+        only: Literal["changes", "looks"] | None = None
         reads = self._next_reads(s, choice)
         if reads:
             choice, threshold = ToolChoice("required", "read_file"), None
@@ -386,13 +386,13 @@ class Agent:
             gen, calls, errors, content = turn
         if not calls and not errors and self._made_up(s, content):
             # An answer holding numbers nothing found holds: not taken; the next step looks again.
-            gen.info["unsupported_answer"] = content[:200]
+            gen.unsupported_answer = content[:200]
             s.checked_answer, s.retry_offered = True, True
             self._record(s.writer, s.records, s.step, gen, [], [], [], t0)
             return
         if not calls and not errors and self._change_not_made(s):
             # The task asked for a change and none was made: the answer is not taken, once.
-            gen.info["change_not_made"] = content[:200]
+            gen.change_not_made = content[:200]
             s.checked_change = True
             s.msgs.append(Message("user", load_prompt("repeat_change").strip().format(task=s.task)))
             self._record(s.writer, s.records, s.step, gen, [], [], [], t0)
@@ -412,7 +412,7 @@ class Agent:
         choice: ToolChoice,
         threshold: float | None,
         t0: float,
-        only: Literal["looks"] | None = None,
+        only: Literal["changes", "looks"] | None = None,
         reads: list[str] | None = None,
     ) -> Generation | None:
         """Generate the step's turn (a new step); None when the step ended the run."""
@@ -488,7 +488,7 @@ class Agent:
         s.inflight.streamed.clear()  # an interrupt now keeps the answer, not the repeat
         retry = self._generate(msgs, s.schemas, grammar, s.ev, None, s.inflight.streamed, choice)
         s.usage.add(retry)
-        retry.info["repeat_guard"] = first.info.get("repeat_guard") or [c.canonical() for c in calls]
+        retry.repeat_guard = first.repeat_guard or [c.canonical() for c in calls]
         retry.prompt_tokens += first.prompt_tokens
         retry.prompt_tokens_evaluated += first.prompt_tokens_evaluated
         retry.completion_tokens += first.completion_tokens
@@ -591,7 +591,7 @@ class Agent:
             return 0
         lost = previous - gen.prompt_tokens_reused
         if previous and lost > 0:
-            gen.info["kv_reuse_lost"] = lost
+            gen.kv_reuse_lost = lost
         return gen.prompt_tokens
 
     def _must_look(self, task: str, choice: ToolChoice) -> bool:
@@ -626,6 +626,8 @@ class Agent:
         cfg = self.config
         if not (cfg.change_on_repeat and cfg.constrained and self._choice.mode == "auto") or s.checked_change or s.changes:
             return False
+        if any(m.role == "tool" and m.content.startswith(f"error ({ErrorKind.DENIED})") for m in s.msgs):
+            return False  # a person refused the change: the answer says so, no second ask
         can = any(t.irreversible for t in self.tools) and cfg.limits.max_steps - s.step >= 1
         return can and policy.wants_change(s.task)
 
@@ -682,7 +684,7 @@ class Agent:
             gen = Generation(text=text, finish_reason="error", error="interrupted while generating")
             self._record(writer, records, f.step, gen, [], [], [], f.t0)
             return "" if text.lstrip().startswith(policy.STRUCTURED_STARTS) else text.strip()
-        info = ToolErrorInfo(kind="interrupted", message="the run was interrupted before this call finished")
+        info = ToolErrorInfo(kind=ErrorKind.INTERRUPTED, message="the run was interrupted before this call finished")
         done = {r.call_id: r for r in f.results}
         results = [done.get(c.id) or ToolResult(c.id, c.name, info.render(), error=info) for c in f.calls]
         self._record(writer, records, f.step, f.gen, f.calls, results, [], f.t0)
@@ -809,7 +811,7 @@ class _InFlight:
 
 
 # Errors that the same call meets again: sent again, it asks for nothing new.
-_FINAL_ERRORS = policy.PATH_ERRORS | {"not_unique", "not_text", "outside_workspace", "not_read", "no_change"}
+_FINAL_ERRORS = policy.PATH_ERRORS | {ErrorKind.NOT_UNIQUE, ErrorKind.NOT_TEXT, ErrorKind.OUTSIDE_WORKSPACE, ErrorKind.NOT_READ, ErrorKind.NO_CHANGE}
 
 
 def _narrow_path(schema: dict[str, Any], paths: list[str]) -> dict[str, Any]:
@@ -830,7 +832,7 @@ def _system_turn(msgs: list[Message]) -> list[Message]:
 def _failure(gen: Generation) -> Stop | None:
     """The stop a failed generation calls for, or None."""
     if gen.finish_reason == "error":
-        constraint = gen.info.get("constraint_error")
+        constraint = gen.constraint_error
         reason = StopReason.CONSTRAINT_ERROR if constraint else StopReason.BACKEND_ERROR
         return Stop(reason, gen.error or "the model failed")
     if gen.finish_reason == "context":
@@ -848,7 +850,7 @@ def _partial_prose(text: str) -> str:
 
 def _format_error(step: int, i: int, message: str, gen: Generation) -> ToolResult:
     info = ToolErrorInfo(
-        kind="format_error",
+        kind=ErrorKind.FORMAT_ERROR,
         message=message + ' ; a call is <tool_call>\n{"name": ..., "arguments": {...}}\n</tool_call>',
     )
     return ToolResult(call_id=f"call_{step}_format{i}", name="(format)", content=info.render(), error=info)

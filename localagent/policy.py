@@ -14,7 +14,7 @@ from rapidfuzz import fuzz
 
 from .messages import Message, ToolCall, ToolResult
 from .prompt import load_prompt
-from .workspace import Workspace
+from .tools.workspace import PATH_SHAPED, Workspace, path_words
 
 # Errors that say a path argument named nothing usable (see Workspace.resolve).
 PATH_ERRORS = frozenset({"not_found", "not_a_file", "not_a_dir"})
@@ -39,11 +39,9 @@ _ABOUT_WORKSPACE = re.compile(
 def wants_change(task: str) -> bool:
     """Whether the task asks for a change to the workspace (not only for an answer): a
     change verb and a file to change ("Write a long story" asks for prose, not a file)."""
-    from .workspace import _PATH_SHAPED, _words
-
     if not _CHANGE.search(task.strip()):
         return False
-    return bool(re.search(r"\b(file|folder)\b", task, re.IGNORECASE)) or any(_PATH_SHAPED.fullmatch(w) for w in _words(task))
+    return bool(re.search(r"\b(file|folder)\b", task, re.IGNORECASE)) or any(PATH_SHAPED.fullmatch(w) for w in path_words(task))
 
 
 def must_look(task: str, workspace: Workspace | None) -> bool:
@@ -68,9 +66,7 @@ def write_targets(task: str, workspace: Workspace | None, limit: int = 200) -> l
     if workspace is None or not wants_change(task):
         return None
     from .validate import closest_names
-    from .workspace import _PATH_SHAPED, _words
-
-    named = sorted(w for w in _words(task) if _PATH_SHAPED.fullmatch(w))
+    named = sorted(w for w in path_words(task) if PATH_SHAPED.fullmatch(w))
     existing = workspace.text_files(limit)
     if not named or len(existing) >= limit:
         return None
@@ -145,11 +141,9 @@ def _meant(task: str, workspace: Workspace, limit: int = 200) -> list[str]:
     """The existing file each path the task names but gets wrong (misspelt, in another case
     or folder) can only mean: one candidate, or none. Shown the folder, the 0.5B model
     answered "the deadline in docs/dadline.txt" with a date it made up."""
-    from .workspace import _PATH_SHAPED, _words
-
     existing = workspace.text_files(limit)
     out = []
-    for w in (w for w in _words(task) if _PATH_SHAPED.fullmatch(w) and not (workspace.root / w).exists()):
+    for w in (w for w in path_words(task) if PATH_SHAPED.fullmatch(w) and not (workspace.root / w).exists()):
         near = [e for e in existing if _may_mean(w, e)]
         out += near if len(near) == 1 else []
     return out

@@ -20,9 +20,9 @@ from typing import Any
 from pydantic import ValidationError
 from rapidfuzz import fuzz, process
 
-from .errors import ConfigError, ToolErrorInfo
+from .errors import ConfigError, ErrorKind, ToolErrorInfo
 from .tools import Tool, ToolContext
-from .workspace import Kind, Workspace, WorkspaceError, is_text, unreadable
+from .tools.workspace import Kind, Workspace, WorkspaceError, is_text, unreadable
 
 __all__ = [
     "ArgCheck", "OneOf", "ToolContext", "WorkspacePath", "closest_names", "live_parameters", "validate_arguments",
@@ -68,7 +68,7 @@ class WorkspacePath(ArgCheck):
             if why := unreadable(p):  # is_text says no to what it cannot open, too
                 return _unreadable(argument, value, why)
             return ToolErrorInfo(
-                kind="not_text",
+                kind=ErrorKind.NOT_TEXT,
                 message=f"'{value}' is a binary file, not text; it cannot be read as text",
                 argument=argument,
             )
@@ -78,7 +78,7 @@ class WorkspacePath(ArgCheck):
             return _unreadable(argument, value, (e.strerror or type(e).__name__).lower())
         if self.max_bytes is not None and size > self.max_bytes:
             return ToolErrorInfo(
-                kind="too_large",
+                kind=ErrorKind.TOO_LARGE,
                 message=f"file '{value}' is too large ({size} bytes; limit {self.max_bytes})",
                 argument=argument,
             )
@@ -101,7 +101,7 @@ class WorkspacePath(ArgCheck):
 
 def _unreadable(argument: str, value: str, why: str) -> ToolErrorInfo:
     message = f"'{value}' cannot be read ({why}); choose another file, or ask the user about this one"
-    return ToolErrorInfo(kind="unreadable", message=message, argument=argument)
+    return ToolErrorInfo(kind=ErrorKind.UNREADABLE, message=message, argument=argument)
 
 
 @dataclass(frozen=True)
@@ -119,14 +119,14 @@ class OneOf(ArgCheck):
         names = [str(v) for v in known]
         if not names:
             message = f"unknown {self.what} '{value}'; there are none yet"
-            return ToolErrorInfo(kind="unknown_value", message=message, argument=argument)
+            return ToolErrorInfo(kind=ErrorKind.UNKNOWN_VALUE, message=message, argument=argument)
         alts = closest_names(str(value), names)
         if alts:
             tail = "closest: " + ", ".join(alts)
         else:
             tail = f"known {self.what}s: " + ", ".join(names[:10]) + (", ..." if len(names) > 10 else "")
         return ToolErrorInfo(
-            kind="unknown_value",
+            kind=ErrorKind.UNKNOWN_VALUE,
             message=f"unknown {self.what} '{value}'; {tail}",
             argument=argument,
             alternatives=alts,
@@ -165,7 +165,7 @@ def validate_arguments(tool: Tool, arguments: Any, ctx: ToolContext) -> dict[str
     """The validated keyword arguments for ``tool`` (no context), or the error for the model."""
     if not isinstance(arguments, dict):
         return ToolErrorInfo(
-            kind="invalid_argument",
+            kind=ErrorKind.INVALID_ARGUMENT,
             message=f"arguments must be a JSON object, got {_json_type(arguments)}",
         )
     try:
@@ -197,7 +197,7 @@ def _from_pydantic(tool: Tool, exc: ValidationError) -> ToolErrorInfo:
             alternatives = alts
     first = exc.errors()[0]["loc"]
     return ToolErrorInfo(
-        kind="invalid_argument",
+        kind=ErrorKind.INVALID_ARGUMENT,
         message="; ".join(parts),
         argument=str(first[0]) if first else None,
         alternatives=alternatives,

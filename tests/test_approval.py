@@ -31,12 +31,12 @@ from localagent.approval import (
     describe_call,
     printable,
 )
-from localagent.builtin_tools import workspace_tools
+from localagent.tools.builtin import workspace_tools
 from localagent.errors import ConfigError
 from localagent.messages import ToolCall
 from localagent.stops import EXIT_CODES, StopReason
 from localagent.tools import Tool, ToolSet, tool
-from localagent.workspace import Workspace
+from localagent.tools.workspace import Workspace
 from terminal import Terminal
 
 
@@ -171,7 +171,7 @@ def test_a_large_diff_is_summarised_and_fast(ws: Workspace, tools: ToolSet) -> N
 
 
 def test_a_file_too_large_to_show_is_not_read_whole(ws: Workspace, tools: ToolSet) -> None:
-    from localagent.builtin_tools import MAX_EDIT_BYTES
+    from localagent.tools.builtin import MAX_EDIT_BYTES
 
     (ws.root / "huge.txt").write_text("x" * (MAX_EDIT_BYTES + 10))
     text = describe_call(tool_of(tools, "write_file"), ToolCall("c", "write_file", {"path": "huge.txt", "content": "y"}))

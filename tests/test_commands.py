@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from localagent.commands import command_env
-from localagent.workspace import Workspace
+from localagent.tools.commands import command_env
+from localagent.tools.workspace import Workspace
 from toolcalls import call
 
 PLANTED = {

@@ -19,7 +19,7 @@ from localagent.dispatch import Dispatcher, estimate_tokens, truncate
 from localagent.errors import ToolErrorInfo
 from localagent.messages import ToolCall
 from localagent.tools import Tool, ToolContext, ToolSet, tool
-from localagent.workspace import Workspace, WorkspaceError
+from localagent.tools.workspace import Workspace, WorkspaceError
 
 release = threading.Event()  # lets the hanging tool end once its test is over
 
@@ -128,8 +128,8 @@ def test_plain_call() -> None:
 
 
 def test_unknown_tool_lists_tools_closest_first() -> None:
-    from localagent.builtin_tools import workspace_tools  # real tool names
-    from localagent.workspace import Workspace
+    from localagent.tools.builtin import workspace_tools  # real tool names
+    from localagent.tools.workspace import Workspace
 
     ts = ToolSet(workspace_tools(Workspace(".")))
     r = Dispatcher(ts, ToolContext()).run([ToolCall("c", "read_fil", {})])[0]

@@ -13,7 +13,7 @@ import pytest
 from localagent.backends.base import Generation
 from localagent.backends.fake import FakeBackend
 from localagent.errors import ConfigError
-from localagent.evaluate import (
+from localagent.evaluation.evaluate import (
     Case,
     ErrorClass,
     ExpectedCall,
@@ -410,7 +410,7 @@ def test_run_eval_report_shape() -> None:
 
 
 def test_constrained_mode_sends_the_tools_grammar_and_free_mode_none() -> None:
-    from localagent.evaluate import eval_config, generate_options
+    from localagent.evaluation.evaluate import eval_config, generate_options
 
     c = case([PARIS])
     o = generate_options(c, eval_config())
@@ -425,8 +425,8 @@ def test_constrained_mode_sends_the_tools_grammar_and_free_mode_none() -> None:
 def test_eval_asks_as_the_agent_loop_does_jump_forward_included() -> None:
     # One options path: what decoding_options gives the loop for the same config and constraint.
     from localagent.decoding import decoding_options
-    from localagent.evaluate import eval_config, generate_options
-    from localagent.grammar import ToolChoice, build_constraint
+    from localagent.evaluation.evaluate import eval_config, generate_options
+    from localagent.constraint.grammar import ToolChoice, build_constraint
 
     c, config = case([PARIS]), eval_config(max_tokens=99)
     o = generate_options(c, config)
@@ -436,7 +436,7 @@ def test_eval_asks_as_the_agent_loop_does_jump_forward_included() -> None:
 
 
 def test_required_tool_choice_leaves_no_prose_branch_and_no_first_token_decision() -> None:
-    from localagent.evaluate import eval_config, generate_options
+    from localagent.evaluation.evaluate import eval_config, generate_options
 
     c = case([PARIS])
     auto = generate_options(c, eval_config())
@@ -462,7 +462,7 @@ def test_cli_reports_a_bad_case_file_in_one_line(tmp_path: Path) -> None:
 
 
 def test_categories_are_selected_by_name() -> None:
-    from localagent.evaluate import in_categories
+    from localagent.evaluation.evaluate import in_categories
 
     cases = load_cases(SUITE)
     picked = in_categories(cases, ["enums", "no_tool"])
@@ -499,7 +499,7 @@ def test_a_perfect_answer_to_every_suite_case_is_right_and_valid() -> None:
 
 
 def test_lenient_reading_finds_calls_outside_the_envelope() -> None:
-    from localagent.evaluate import lenient_calls
+    from localagent.evaluation.evaluate import lenient_calls
 
     text = (
         'Sure:\n```json\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n```\n'
@@ -527,7 +527,7 @@ def test_call_attempts(text: str, attempts: int) -> None:
 
 
 def test_validity_counts_what_the_agent_would_run_and_what_a_lenient_reader_would() -> None:
-    from localagent.evaluate import validity
+    from localagent.evaluation.evaluate import validity
 
     turns = [
         render_call("get_weather", {"city": "Paris"}),  # valid
@@ -550,15 +550,15 @@ def test_string_formats_count_in_the_schema_check() -> None:
 
 
 def test_decision_rates_prefer_the_decoders_own_decision() -> None:
-    from localagent.evaluate import decision_rates
+    from localagent.evaluation.evaluate import decision_rates
 
     need, none = case([PARIS]), case([])
     call = render_call("get_weather", {"city": "Paris"})
     rs = [
-        score_turn(need, Generation(call, info={"decision": "call"})),
-        score_turn(need, Generation("get_weather(Paris) is what I would do.", info={"decision": "prose"})),  # prose, by decision
+        score_turn(need, Generation(call, decision="call")),
+        score_turn(need, Generation("get_weather(Paris) is what I would do.", decision="prose")),  # prose, by decision
         score_turn(need, Generation(call)),  # no decision recorded: the call tried counts
-        score_turn(none, Generation("It is sunny.", info={"decision": "prose"})),
+        score_turn(none, Generation("It is sunny.", decision="prose")),
     ]
     for r, i in zip(rs, ["a", "b", "c", "d"]):
         r.id = i
@@ -568,7 +568,7 @@ def test_decision_rates_prefer_the_decoders_own_decision() -> None:
 
 
 def test_threshold_curve_gives_both_error_rates_at_each_threshold() -> None:
-    from localagent.evaluate import THRESHOLDS, pick_threshold, threshold_curve
+    from localagent.evaluation.evaluate import THRESHOLDS, pick_threshold, threshold_curve
 
     assert THRESHOLDS[0] == 0.05 and THRESHOLDS[-1] == 0.95 and len(THRESHOLDS) == 19
     masses = [0.9, 0.6, 0.3, 0.2, 0.45, 0.05]
@@ -587,14 +587,14 @@ def test_threshold_curve_gives_both_error_rates_at_each_threshold() -> None:
 
 
 def test_call_mass_is_recorded_curved_and_kept_on_rescoring() -> None:
-    from localagent.evaluate import rescore
+    from localagent.evaluation.evaluate import rescore
 
     need, none = case([PARIS]), case([])
     none.id = "c2"
     call = render_call("get_weather", {"city": "Paris"})
     plain = run_eval(FakeBackend.scripted([call, "Sure."]), [need, none]).to_dict()
     assert [r["call_mass"] for r in plain["results"]] == [None, None] and plain["threshold_curve"] == []
-    fake = FakeBackend.scripted([Generation(call, info={"decision": "call", "call_mass": 0.3}), Generation("Sure.", info={"decision": "prose", "call_mass": 0.1})])
+    fake = FakeBackend.scripted([Generation(call, decision="call", call_mass=0.3), Generation("Sure.", decision="prose", call_mass=0.1)])
     d = run_eval(fake, [need, none]).to_dict()
     assert [r["call_mass"] for r in d["results"]] == [0.3, 0.1]
     curve = {p["threshold"]: p for p in d["threshold_curve"]}
@@ -606,7 +606,7 @@ def test_call_mass_is_recorded_curved_and_kept_on_rescoring() -> None:
 
 
 def test_a_saved_report_rescores_to_the_same_verdicts(tmp_path: Path) -> None:
-    from localagent.evaluate import rescore
+    from localagent.evaluation.evaluate import rescore
 
     cases = [case([PARIS]), case([])]
     cases[1].id = "c2"
@@ -635,7 +635,7 @@ def test_the_curve_script_prints_the_curve_and_marks_the_choice(tmp_path: Path) 
     suite = load_cases(SUITE)
     cases = [c for c in suite if c.category == "one_tool"][:2] + [c for c in suite if c.category == "no_tool"][:2]
     masses = {c.id: (0.6 if c.expected else 0.2) for c in cases}
-    fake = FakeBackend.scripted([Generation("Prose.", info={"decision": "prose", "call_mass": masses[c.id]}) for c in cases])
+    fake = FakeBackend.scripted([Generation("Prose.", decision="prose", call_mass=masses[c.id]) for c in cases])
     p = tmp_path / "r.json"
     p.write_text(json.dumps(run_eval(fake, cases).to_dict()))
     script = Path(__file__).parent.parent / "evals" / "threshold_curve.py"

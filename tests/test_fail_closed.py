@@ -21,9 +21,9 @@ import pytest
 
 from localagent.backends.base import Generation
 from localagent.backends.fake import FakeBackend, call_text
-from localagent.backends.llama_grammar import FailClosed, GrammarMatcher
-from localagent.backends.outlines_engine import OutlinesMatcher, build_index
-from localagent.grammar import ToolChoice, build_constraint
+from localagent.constraint.llama_grammar import FailClosed, GrammarMatcher
+from localagent.constraint.outlines_engine import OutlinesMatcher, build_index
+from localagent.constraint.grammar import ToolChoice, build_constraint
 from localagent.loop import Agent, AgentConfig
 from localagent.stops import EXIT_CODES, Limits, StopReason
 from localagent.tools import tool
@@ -92,8 +92,8 @@ def test_accepting_a_token_the_grammar_rejects_does_not_abort_the_process(vocab:
     script = """
 import llama_cpp, sys
 from llama_cpp import Llama
-from localagent.backends.llama_grammar import GrammarMatcher
-from localagent.grammar import ToolChoice, build_constraint
+from localagent.constraint.llama_grammar import GrammarMatcher
+from localagent.constraint.grammar import ToolChoice, build_constraint
 from localagent.provision import resolve_model
 v = Llama(str(resolve_model("smollm2-135m", progress=False)), vocab_only=True, verbose=False)
 schema = {"type": "function", "function": {"name": "f", "parameters": {"type": "object", "properties": {}}}}
@@ -280,7 +280,7 @@ def test_a_schema_no_grammar_can_be_built_for_stops_the_step(tmp_path: Path, eng
 def test_a_backend_that_reports_a_constraint_failure_runs_nothing(tmp_path: Path) -> None:
     # The reply holds a complete, valid call; the backend says the constraint failed while
     # it was generated, so it cannot be trusted: not parsed, not run.
-    failed = Generation(CALL, "error", error="the constraint engine failed: ... (fail closed)", info={"constraint_error": True})
+    failed = Generation(CALL, "error", error="the constraint engine failed: ... (fail closed)", constraint_error=True)
     result, trace, fake = run(tmp_path, [failed, "never asked"])
     _ends_cleanly(result, trace)
     steps = [r for r in trace if r["type"] == "step"]

@@ -246,7 +246,7 @@ agent = Agent(FakeBackend.scripted([call_text("sleeper"), call_text("spinner"), 
               config=AgentConfig(limits=limits))
 with contextlib.redirect_stdout(io.StringIO()):  # a caller's redirection, ended before the late prints
     result = agent.run("late")
-print("answer:", result.answer, [r.results[0].error.kind for r in result.records if r.results])
+print("answer:", result.answer, [str(r.results[0].error.kind) for r in result.records if r.results])  # str: the value, not the member
 time.sleep(1.5)  # the tools would print now
 print("END")
 '''

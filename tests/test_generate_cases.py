@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from localagent.backends.base import Generation
-from localagent.evaluate import Case, ErrorClass, load_cases, reference_turn, score_turn
+from localagent.evaluation.evaluate import Case, ErrorClass, load_cases, reference_turn, score_turn
 from localagent.formats import render_call
 
 EVALS = Path(__file__).parent.parent / "evals"

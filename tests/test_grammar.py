@@ -21,7 +21,7 @@ from typing import Any, Iterator
 import pytest
 
 from localagent.errors import ConstraintError
-from localagent.grammar import Constraint, ToolChoice, build_constraint
+from localagent.constraint.grammar import Constraint, ToolChoice, build_constraint
 
 READ = {
     "type": "function",
@@ -129,8 +129,8 @@ def accepts(vocab: Any, c: Constraint, text: str, token_bytes: dict[bytes, list[
     """Whether the constraint accepts ``text`` in full, then allows end of sequence."""
     import llama_cpp
 
-    from localagent.backends.llama_grammar import GrammarMatcher
-    from localagent.backends.outlines_engine import OutlinesMatcher, build_index
+    from localagent.constraint.llama_grammar import GrammarMatcher
+    from localagent.constraint.outlines_engine import OutlinesMatcher, build_index
 
     v = llama_cpp.llama_model_get_vocab(vocab.model)
     if c.engine == "gbnf":
@@ -268,7 +268,7 @@ def test_unknown_named_tool_fails_closed(engine: str) -> None:
 def test_unparseable_grammar_fails_closed(vocab: Any) -> None:
     import llama_cpp
 
-    from localagent.backends.llama_grammar import GrammarMatcher
+    from localagent.constraint.llama_grammar import GrammarMatcher
 
     with pytest.raises(ConstraintError):
         GrammarMatcher(llama_cpp.llama_model_get_vocab(vocab.model), vocab.n_vocab(), "root ::= undefined-rule")
@@ -366,7 +366,7 @@ FORMATS = {  # format: (values that must be accepted, values that must not)
 
 @pytest.mark.parametrize("fmt", sorted(FORMATS))
 def test_string_formats_the_engine_has_a_rule_for(vocab: Any, token_bytes: Any, engine: str, fmt: str) -> None:
-    from localagent.grammar import GRAMMAR_FORMATS
+    from localagent.constraint.grammar import GRAMMAR_FORMATS
 
     good, bad = FORMATS[fmt]
     c = build(engine, _one({"type": "string", "format": fmt}), ToolChoice("required"))
@@ -440,7 +440,7 @@ def test_the_rewritten_pattern_allows_only_strings_the_original_matches(pattern:
     from hypothesis import given, settings
     from hypothesis import strategies as st
 
-    from localagent.grammar import json_safe_pattern
+    from localagent.constraint.grammar import json_safe_pattern
 
     safe = json_safe_pattern(pattern)
     assert safe is not None and safe.startswith("^") and safe.endswith("$")

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from localagent.grammar import ToolChoice, call_heads
-from localagent.jump import forced_text, object_end
+from localagent.constraint.grammar import ToolChoice, call_heads
+from localagent.constraint.jump import forced_text, object_end
 
 TOOLS = [
     {"type": "function", "function": {"name": "read_file", "parameters": {
@@ -55,7 +55,7 @@ KEYS = ("path", "offset", "length")
 
 
 def test_keys_are_completed_once_unique() -> None:
-    from localagent.jump import forced_key
+    from localagent.constraint.jump import forced_key
 
     assert forced_key('{"path": "a.txt",', KEYS) == ' "'  # offset or length: the model picks
     assert forced_key('{"path": "a.txt", "', KEYS) == ""

@@ -14,11 +14,11 @@ import pytest
 
 pytest.importorskip("llguidance")
 
-from localagent.backends.llama_grammar import FailClosed  # noqa: E402
-from localagent.backends.llguidance_engine import LLGuidanceMatcher, engine_ready, start_matcher, tokenizer  # noqa: E402
+from localagent.constraint.llama_grammar import FailClosed  # noqa: E402
+from localagent.constraint.llguidance_engine import LLGuidanceMatcher, engine_ready, start_matcher, tokenizer  # noqa: E402
 from localagent.errors import ConstraintError  # noqa: E402
 from localagent.formats import CALL_OPEN  # noqa: E402
-from localagent.grammar import ToolChoice, build_constraint, call_heads  # noqa: E402
+from localagent.constraint.grammar import ToolChoice, build_constraint, call_heads  # noqa: E402
 from test_grammar import BAD_CALLS, BAD_PROSE, GOOD_CALLS, PROSE, PROSE_GBNF_ONLY, TOOLS, _arg, _one, call  # noqa: E402
 
 # -- on the default model's tokenizer ------------------------------------------------------

@@ -291,8 +291,8 @@ def test_repeat_guard_spares_calls_that_failed(tmp_path: Path) -> None:
 
 
 def test_repeat_guard_catches_a_failed_call_whose_correction_succeeded(tmp_path: Path) -> None:
-    from localagent.builtin_tools import workspace_tools
-    from localagent.workspace import Workspace
+    from localagent.tools.builtin import workspace_tools
+    from localagent.tools.workspace import Workspace
 
     root = tmp_path / "ws"
     (root / "src").mkdir(parents=True)
@@ -616,8 +616,8 @@ def test_folding_is_not_reported_as_a_re_render(tmp_path: Path) -> None:
     [(True, [True, True, True]), (False, [False, False, False]), ("after_error", [False, True, True])],
 )
 def test_when_paths_are_narrowed_by_the_grammar(tmp_path: Path, live: Any, narrowed: list[bool]) -> None:
-    from localagent.builtin_tools import workspace_tools
-    from localagent.workspace import Workspace
+    from localagent.tools.builtin import workspace_tools
+    from localagent.tools.workspace import Workspace
 
     root = tmp_path / "ws"
     (root / "src").mkdir(parents=True)

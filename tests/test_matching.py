@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from localagent.matching import PatternError, compile_search
-from localagent.workspace import Workspace
+from localagent.tools.matching import PatternError, compile_search
+from localagent.tools.workspace import Workspace
 from toolcalls import call
 
 # Each of these backtracks for hours (or for ever) in Python's re on the lines below, inside
@@ -45,7 +45,7 @@ LINES = ["def " + "a" * 3000 + "():", "a" * 3000 + "!", "1" * 3000 + "x", "x" * 
 # tests fail, where in-process they would hang with the interpreter lock held.
 CHILD = """
 import json, sys, time
-from localagent.workspace import Workspace
+from localagent.tools.workspace import Workspace
 from toolcalls import call
 ws = Workspace(sys.argv[1])
 out = {}

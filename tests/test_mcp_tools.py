@@ -21,7 +21,7 @@ from localagent.approval import allow_list, deny_all  # noqa: E402
 from localagent.backends.fake import FakeBackend, call_text  # noqa: E402
 from localagent.errors import ConfigError  # noqa: E402
 from localagent.loop import Agent  # noqa: E402
-from localagent.mcp_tools import McpServer, connect_all  # noqa: E402
+from localagent.tools.mcp import McpServer, connect_all  # noqa: E402
 
 SERVER = str(Path(__file__).with_name("mcp_server.py"))
 STDIO = f"{sys.executable} {SERVER}"

@@ -8,11 +8,11 @@ import pytest
 
 from localagent import policy
 from localagent.backends.fake import FakeBackend, call_text
-from localagent.builtin_tools import workspace_tools
+from localagent.tools.builtin import workspace_tools
 from localagent.loop import Agent, AgentConfig
 from localagent.messages import Message, ToolCall
 from localagent.stops import StopReason
-from localagent.workspace import Workspace
+from localagent.tools.workspace import Workspace
 
 
 @pytest.fixture
@@ -142,7 +142,7 @@ def test_an_answer_before_the_change_is_sent_back_once_for_the_change(ws: Worksp
     assert r.stop_reason is StopReason.ANSWERED and r.answer == "Done."
     assert (ws.root / "config.cfg").read_text() == "port = 9090\n"
     assert "make the change the task asks for" in fake.requests[2][-1].content
-    assert r.records[1].generation.info["change_not_made"] == "The port is set to 9090."
+    assert r.records[1].generation.change_not_made == "The port is set to 9090."
     # Once only: a second answer without the change is taken.
     agent, _ = _agent(ws, [read, "Set.", "Set, really."])
     assert agent.run(task).answer == "Set, really."

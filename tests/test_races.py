@@ -11,7 +11,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from localagent.messages import ToolCall
-from localagent.workspace import Workspace
+from localagent.tools.workspace import Workspace
 from toolcalls import dispatcher
 
 SECRET = "SECRET-OUTSIDE-5150"
@@ -101,3 +101,21 @@ def test_reads_never_show_what_is_outside_while_a_folder_is_swapped(tmp_path: Pa
             except Exception:  # refused or failed: either way nothing was shown
                 pass
             d.reset_retries()
+
+
+def test_read_file_and_list_dir_never_show_what_is_outside_while_a_folder_is_swapped(tmp_path: Path) -> None:
+    ws, outside = _setup(tmp_path)
+    (outside / f"{SECRET}.txt").write_text("a name only the outside folder has\n")
+    d = dispatcher(ws, commands=False)
+    calls = [
+        ToolCall("r", "read_file", {"path": "sub/x.txt"}),
+        ToolCall("l", "list_dir", {"path": "sub"}),
+    ]
+    answered = 0
+    with swapping(ws.root / "sub", outside):
+        for _ in range(ROUNDS):
+            for r in d.run(calls):
+                assert SECRET not in r.content, r.content
+                answered += r.error is None
+            d.reset_retries()
+    assert answered > 0  # the race was run against reads that do happen

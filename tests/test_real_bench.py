@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from localagent.bench import task_figures
+from localagent.evaluation.bench import task_figures
 from localagent.provision import resolve_model
 
 pytestmark = pytest.mark.real

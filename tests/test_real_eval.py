@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from localagent.backends.base import Generation
-from localagent.evaluate import ErrorClass, load_cases, run_eval, sample, score_turn
+from localagent.evaluation.evaluate import ErrorClass, load_cases, run_eval, sample, score_turn
 
 pytestmark = pytest.mark.real
 

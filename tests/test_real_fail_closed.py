@@ -17,12 +17,12 @@ import pytest
 
 from localagent import Agent, AgentConfig, StopReason
 from localagent.backends.base import GenerateOptions
-from localagent.builtin_tools import workspace_tools
-from localagent.grammar import ToolChoice, build_constraint
+from localagent.tools.builtin import workspace_tools
+from localagent.constraint.grammar import ToolChoice, build_constraint
 from localagent.messages import Message
 from localagent.stops import EXIT_CODES, Limits
 from localagent.trace import read_trace
-from localagent.workspace import Workspace
+from localagent.tools.workspace import Workspace
 
 pytestmark = pytest.mark.real
 
@@ -54,7 +54,7 @@ def _allowed_prefix(smol: Any, constraint: Any, text: str) -> bool:
     """Whether every token of ``text`` is one the constraint allows, in order."""
     import llama_cpp
 
-    from localagent.backends.llama_grammar import GrammarMatcher
+    from localagent.constraint.llama_grammar import GrammarMatcher
 
     m = GrammarMatcher(llama_cpp.llama_model_get_vocab(smol.llm.model), smol.n_vocab, constraint.text)
     try:
@@ -89,7 +89,7 @@ def test_a_grammar_engine_failure_mid_reply_is_a_constraint_error(smol: Any, mon
 
 def test_an_outlines_index_failure_mid_reply_is_a_constraint_error(smol: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     import localagent.backends.llama as llama_backend
-    from localagent.backends.outlines_engine import OutlinesMatcher
+    from localagent.constraint.outlines_engine import OutlinesMatcher
 
     tool = {"type": "function", "function": {**READ["function"], "name": "read_notes"}}  # an index of its own
     c = build_constraint([tool], ToolChoice("required"), engine="outlines")
@@ -149,7 +149,7 @@ def test_the_run_stops_as_constraint_error_and_runs_nothing(smol: Any, tmp_path:
 
 def test_a_matcher_that_raises_is_a_constraint_error_not_an_exception(smol: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     import localagent.backends.llama as llama_backend
-    from localagent.backends.llama_grammar import GrammarMatcher
+    from localagent.constraint.llama_grammar import GrammarMatcher
 
     class Raising(GrammarMatcher):
         n = 0

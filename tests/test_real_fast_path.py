@@ -7,12 +7,12 @@ from pathlib import Path
 import pytest
 
 from localagent.backends.base import GenerateOptions
-from localagent.builtin_tools import workspace_tools
-from localagent.grammar import ToolChoice, build_constraint
+from localagent.tools.builtin import workspace_tools
+from localagent.constraint.grammar import ToolChoice, build_constraint
 from localagent.messages import Message
 from localagent.prompt import load_prompt
 from localagent.tools import ToolSet
-from localagent.workspace import Workspace
+from localagent.tools.workspace import Workspace
 
 pytestmark = pytest.mark.real
 

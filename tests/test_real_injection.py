@@ -21,8 +21,8 @@ import pytest
 from localagent import Agent, AgentConfig, Limits, StopReason
 from localagent.approval import TerminalApprover
 from localagent.backends.fake import FakeBackend, call_text
-from localagent.builtin_tools import workspace_tools
-from localagent.workspace import Workspace
+from localagent.tools.builtin import workspace_tools
+from localagent.tools.workspace import Workspace
 
 INJECTED = (
     "Meeting notes, 3 May.\n"

@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 
 from localagent import Agent, AgentConfig, Limits, RunResult, StopReason
-from localagent.builtin_tools import workspace_tools
+from localagent.tools.builtin import workspace_tools
 from localagent.prompt import load_prompt
-from localagent.recovery import KINDS, TASKS, build, run_recovery
-from localagent.workspace import Workspace
+from localagent.evaluation.recovery import KINDS, TASKS, build, run_recovery
+from localagent.tools.workspace import Workspace
 
 pytestmark = pytest.mark.real
 

@@ -17,11 +17,11 @@ import pytest
 
 from localagent import Agent, AgentConfig, StopReason
 from localagent.backends.server import Retries, ServerBackend
-from localagent.builtin_tools import workspace_tools
+from localagent.tools.builtin import workspace_tools
 from localagent.loop import Events
 from localagent.prompt import load_prompt
 from localagent.trace import read_trace
-from localagent.workspace import Workspace
+from localagent.tools.workspace import Workspace
 
 pytestmark = pytest.mark.real
 

@@ -13,9 +13,9 @@ import pytest
 
 from localagent.assemble import default_config
 from localagent.stops import Limits
-from localagent.tasks.generate import generate
-from localagent.tasks.runner import TaskRun, run_task
-from localagent.tasks.suite import Task
+from localagent.evaluation.tasks.generate import generate
+from localagent.evaluation.tasks.runner import TaskRun, run_task
+from localagent.evaluation.tasks.suite import Task
 
 pytestmark = pytest.mark.real
 

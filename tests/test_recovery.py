@@ -11,9 +11,9 @@ import pytest
 
 from localagent.errors import ToolErrorInfo
 from localagent.messages import ToolCall, ToolResult
-from localagent.recovery import KINDS, TASKS, RecoveryTask, build, recovery_outcome, summarize
+from localagent.evaluation.recovery import KINDS, TASKS, RecoveryTask, build, recovery_outcome, summarize
 from localagent.stops import StopReason
-from localagent.workspace import Workspace, WorkspaceError
+from localagent.tools.workspace import Workspace, WorkspaceError
 
 
 def test_at_least_twenty_tasks_and_five_per_kind() -> None:

@@ -23,11 +23,11 @@ from pathlib import Path
 
 import pytest
 
-from localagent.builtin_tools import workspace_tools
+from localagent.tools.builtin import workspace_tools
 from localagent.dispatch import Dispatcher
 from localagent.messages import ToolCall, ToolResult
 from localagent.tools import ToolContext, ToolSet
-from localagent.workspace import Workspace, WorkspaceError
+from localagent.tools.workspace import Workspace, WorkspaceError
 
 SECRET = "SECRET-CONTENT-7731"
 REFUSED = "refused"  # outside_workspace or invalid_path: the sandbox said no

@@ -6,9 +6,9 @@ import pytest
 
 from localagent.dispatch import Dispatcher
 from localagent.errors import ConfigError, ToolErrorInfo
-from localagent.grammar import ToolChoice, build_constraint
+from localagent.constraint.grammar import ToolChoice, build_constraint
 from localagent.messages import ToolCall
-from localagent.schema_tools import tool_from_schema
+from localagent.tools.schema import tool_from_schema
 from localagent.tools import ToolContext, ToolSet
 from localagent.validate import validate_arguments
 

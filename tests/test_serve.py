@@ -23,8 +23,8 @@ import uvicorn  # noqa: E402
 from localagent.backends.base import Generation, GenerateOptions  # noqa: E402
 from localagent.backends.fake import FakeBackend, call_text  # noqa: E402
 from localagent.messages import Message  # noqa: E402
-from localagent.openai_api import ProseFilter  # noqa: E402
-from localagent.serve import create_app  # noqa: E402
+from localagent.serving.openai_api import ProseFilter  # noqa: E402
+from localagent.serving.serve import create_app  # noqa: E402
 
 READ = {
     "type": "function",

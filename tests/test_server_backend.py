@@ -20,12 +20,12 @@ import pytest
 from localagent import Agent, AgentConfig, StopReason
 from localagent.backends.base import GenerateOptions
 from localagent.backends.server import Retries, ServerBackend, openai_messages, text_messages
-from localagent.builtin_tools import workspace_tools
+from localagent.tools.builtin import workspace_tools
 from localagent.errors import ConfigError
 from localagent.formats import render_call
 from localagent.messages import Message, ToolCall
 from localagent.trace import read_trace
-from localagent.workspace import Workspace
+from localagent.tools.workspace import Workspace
 
 Reply = Callable[[BaseHTTPRequestHandler], None]
 FAST = Retries(attempts=3, backoff_s=0.01, max_wait_s=1.0)

@@ -9,7 +9,7 @@ import pytest
 
 from localagent.backends.llama import template_messages
 from localagent.formats import generic_system_prompt, parse, render_call
-from localagent.grammar import ToolChoice, build_constraint, call_heads
+from localagent.constraint.grammar import ToolChoice, build_constraint, call_heads
 from localagent.messages import Message, ToolCall
 from localagent.prompt import render, template_supports_tools
 

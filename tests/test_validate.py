@@ -9,7 +9,7 @@ from pydantic import BaseModel, Field
 from localagent.errors import ConfigError, ToolErrorInfo
 from localagent.tools import ToolContext, tool
 from localagent.validate import OneOf, WorkspacePath, closest_names, validate_arguments
-from localagent.workspace import Workspace
+from localagent.tools.workspace import Workspace
 
 
 class Range(BaseModel):
@@ -206,7 +206,7 @@ def test_closest_names() -> None:
 
 
 def test_live_parameters_narrow_paths_to_what_exists(tmp_path: Path) -> None:
-    from localagent.builtin_tools import workspace_tools
+    from localagent.tools.builtin import workspace_tools
     from localagent.tools import ToolSet
     from localagent.validate import live_parameters
 

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from localagent.errors import ConfigError
-from localagent.workspace import Workspace, WorkspaceError, fold_name, is_text, unreadable
+from localagent.tools.workspace import Workspace, WorkspaceError, fold_name, is_text, unreadable
 
 
 @pytest.fixture

@@ -3,11 +3,11 @@ irreversible call approved: only the sandbox stands in the way."""
 
 from __future__ import annotations
 
-from localagent.builtin_tools import workspace_tools
+from localagent.tools.builtin import workspace_tools
 from localagent.dispatch import Dispatcher
 from localagent.messages import ToolCall, ToolResult
 from localagent.tools import ToolContext, ToolSet
-from localagent.workspace import Workspace
+from localagent.tools.workspace import Workspace
 
 
 def dispatcher(ws: Workspace, *, commands: bool = True) -> Dispatcher:

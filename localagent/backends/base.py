@@ -15,9 +15,12 @@ from ..messages import Message, ToolCall
 FinishReason = Literal["stop", "length", "context", "error"]
 
 
+Decision = Literal["call", "prose"]
+
+
 @dataclass
 class Generation:
-    """One assistant turn as the backend produced it."""
+    """One assistant turn as the backend produced it, and what the loop noted about it."""
 
     text: str
     finish_reason: FinishReason = "stop"
@@ -30,12 +33,44 @@ class Generation:
     # None means "parse ``text`` with the tool format".
     tool_calls: list[ToolCall] | None = None
     error: str | None = None  # why the step failed (finish_reason "error")
-    info: dict[str, Any] = field(default_factory=dict)
+    # What the decoder decided and did (read by the loop, eval and bench):
+    constraint_error: bool = False  # the constraint could not be built or applied: failed closed
+    decision: Decision | None = None  # call or prose, decided at the first token (None: not there)
+    call_mass: float | None = None  # the probability of a structured start at that token
+    grammar_rejections: int | None = None  # sampled tokens the constraint refused (None: no constraint)
+    forced_tokens: int | None = None  # tokens jump-forward inserted without sampling
+    forced_dropped: int | None = None  # inserted tokens the plain path would not have chosen
+    warm_start: str | None = None  # the prefix state from disk: "loaded", "saved" or "not saved"
+    # What the loop noted about the step:
+    unsupported_answer: str | None = None  # an answer not taken: numbers nothing found holds
+    change_not_made: str | None = None  # an answer not taken: the change asked for was not made
+    repeat_guard: list[str] | None = None  # the repeated calls after which the turn was generated again
+    kv_reuse_lost: int | None = None  # prompt tokens the KV cache lost though the history only grew
+    # A backend's own notes for the trace (a server's dialect, attempts, failures): nothing reads them.
+    details: dict[str, Any] = field(default_factory=dict)
 
     @property
     def prompt_tokens_reused(self) -> int:
         """Prompt tokens served from the KV cache."""
         return self.prompt_tokens - self.prompt_tokens_evaluated
+
+    @property
+    def info(self) -> dict[str, Any]:
+        """The step's ``info`` in the trace: each field above that is set, and the details."""
+        noted: dict[str, Any] = {
+            "decision": self.decision, "call_mass": self.call_mass, "grammar_rejections": self.grammar_rejections,
+            "forced_tokens": self.forced_tokens, "forced_dropped": self.forced_dropped,
+            "constraint_error": self.constraint_error or None, "warm_start": self.warm_start,
+        }
+        looped: dict[str, Any] = {
+            "unsupported_answer": self.unsupported_answer, "change_not_made": self.change_not_made,
+            "repeat_guard": self.repeat_guard,
+            "kv_reuse_lost": self.kv_reuse_lost,
+        }
+        out = {k: v for k, v in noted.items() if v is not None}
+        out.update(self.details)
+        out.update((k, v) for k, v in looped.items() if v is not None)
+        return out
 
 
 @dataclass

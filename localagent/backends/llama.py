@@ -26,14 +26,14 @@ from llama_cpp import Llama
 
 from ..errors import BackendError, ConstraintError
 from ..formats import CALL_OPEN, generic_system_prompt, render_call
-from ..jump import forced_text
+from ..constraint.jump import forced_text
 from ..messages import Message
 from ..policy import STRUCTURED_STARTS
 from ..prompt import render, shown_schemas, template_supports_tools
-from .base import FinishReason, Generation, GenerateOptions
-from .llama_grammar import FailClosed, GrammarMatcher
-from .llguidance_engine import SPECIAL, LLGuidanceMatcher, start_matcher, tokenizer
-from .outlines_engine import OutlinesMatcher, build_index
+from .base import Decision, FinishReason, Generation, GenerateOptions
+from ..constraint.llama_grammar import FailClosed, GrammarMatcher
+from ..constraint.llguidance_engine import SPECIAL, LLGuidanceMatcher, start_matcher, tokenizer
+from ..constraint.outlines_engine import OutlinesMatcher, build_index
 from .prefix_cache import PrefixCache, cache_key
 
 
@@ -241,21 +241,19 @@ class LlamaBackend:
 
     # -- KV cache ---------------------------------------------------------------
 
-    def _warm_start(self, prefix: list[int], info: dict[str, Any]) -> int:
-        """With an empty KV cache, load the prefix state from disk, or evaluate and
-        save it; returns the tokens evaluated here."""
+    def _warm_start(self, prefix: list[int]) -> tuple[int, str | None]:
+        """With an empty KV cache, load the prefix state from disk, or evaluate and save it;
+        returns the tokens evaluated here and what was done ("loaded", "saved", "not saved")."""
         if self.prefix_cache is None or not prefix or self.llm.n_tokens > 0:
-            return 0
+            return 0, None
         prefix = prefix[:-1]  # the last token is left for _prefill, which needs its logits
         key = cache_key(self.model_path, self.template, prefix, self.context_size)
         if self.prefix_cache.load(self.llm.ctx, key, prefix):
             self.llm.input_ids[: len(prefix)] = prefix
             self.llm.n_tokens = len(prefix)
-            info["warm_start"] = "loaded"
-            return 0
+            return 0, "loaded"
         self._eval(prefix)
-        info["warm_start"] = "saved" if self.prefix_cache.save(self.llm.ctx, key, prefix) else "not saved"
-        return len(prefix)
+        return len(prefix), "saved" if self.prefix_cache.save(self.llm.ctx, key, prefix) else "not saved"
 
     def _prefill(self, prompt: list[int]) -> int:
         """Evaluate ``prompt``, reusing the cached prefix; returns tokens evaluated."""
@@ -367,19 +365,18 @@ class LlamaBackend:
         try:
             matcher = self._matcher(options)
         except ConstraintError as e:
-            return Generation("", "error", prompt_tokens=len(prompt), error=str(e), info={"constraint_error": True})
-        info: dict[str, Any] = {}
+            return Generation("", "error", prompt_tokens=len(prompt), error=str(e), constraint_error=True)
         try:
-            warm = self._warm_start(self._prefix_ids(messages, schemas, prompt), info)
+            warm, warm_start = self._warm_start(self._prefix_ids(messages, schemas, prompt))
             gen = self._decode(prompt, room, matcher, options, t0)
             if matcher is not None and matcher.error is not None:
                 # The engine failed during the reply and allowed nothing after: fail closed, and say why.
                 gen.finish_reason, gen.error = "error", matcher.error
-                gen.info["constraint_error"] = True
+                gen.constraint_error = True
         finally:
             if matcher is not None:
                 matcher.close()
-        gen.info.update(info)
+        gen.warm_start = warm_start
         gen.prompt_tokens_evaluated += warm  # evaluated before _decode counted
         return gen
 
@@ -430,126 +427,156 @@ class LlamaBackend:
     ) -> Generation:
         evaluated = self._prefill(prompt)
         rng = np.random.default_rng(options.seed)
-        decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
-        out: list[str] = []
-        self.last_tokens: list[int] = []  # the reply's token ids (the benchmark replays them)
-        limit = min(options.max_tokens, room)
-        n_out = rejected = n_forced = n_dropped = 0
-        first: float | None = None
-        finish: FinishReason = "length"
-        info: dict[str, Any] = {}
-
-        def emit(tok: int) -> None:
-            nonlocal n_out
-            if matcher is not None:
-                matcher.accept(tok)
-            piece = decoder.decode(self.llm.detokenize([tok], special=True))
-            self.last_tokens.append(tok)
-            n_out += 1
-            if piece:
-                out.append(piece)
-                if options.on_text:
-                    options.on_text(piece)
-
+        r = _Reply(self.llm, matcher, options, min(options.max_tokens, room))
+        self.last_tokens = r.tokens  # the reply's token ids (the benchmark replays them)
         next_logits: np.ndarray | None = None
-        while n_out < limit:
+        while r.n < r.limit:
             logits = next_logits if next_logits is not None else self._logits()
             next_logits = None
-            trigger: list[int] = []
-            if n_out == 0 and matcher is not None and options.call_threshold is not None:
-                trigger, logits, mass = self._decide(logits, options.call_threshold, matcher)
-                info["decision"] = "call" if trigger else "prose"
-                info["call_mass"] = round(mass, 4)
-            if trigger:
-                tok = trigger[0]
-            else:
-                tok = _choose(logits, options.temperature, rng)
-            if matcher is not None and not matcher.allows(tok):
-                rejected += 1
-                alt = self._allowed_choice(logits, matcher, options.temperature, rng)
-                if alt is None:
-                    return Generation(
-                        "".join(out), "error", len(prompt), evaluated, n_out,
-                        time.monotonic() - t0, first,
-                        error="the grammar allows no token here; the step is stopped (fail closed)",
-                        info={"constraint_error": True},
-                    )
-                tok = alt
-            if first is None:
-                first = time.monotonic() - t0
+            trigger, tok = self._next_token(logits, r, rng)
+            if tok is None:
+                return Generation(
+                    "".join(r.out), "error", len(prompt), evaluated, r.n, time.monotonic() - t0, r.first,
+                    error="the grammar allows no token here; the step is stopped (fail closed)",
+                    constraint_error=True,
+                )
+            if r.first is None:
+                r.first = time.monotonic() - t0
             if tok in self._eog_ids:
-                finish = "stop"
+                r.finish = "stop"
                 break
-            emit(tok)
+            r.emit(tok)
             draft = list(trigger[1:])  # the rest of the trigger: part of the decision
             n_trigger = len(draft)
             if matcher is not None and options.call_heads:
-                engine_says = matcher.jump()  # the engine's own forced tokens, where it knows them
-                if engine_says is not None:
-                    fixed, ends = engine_says
-                else:
-                    forced, ends = forced_text(
-                        "".join(out), options.call_heads, parallel=options.parallel, keys=options.call_keys
-                    )
-                    fixed = self.tokenize(forced) if forced else []
-                    if not ends and len(fixed) > 1 and not self._piece(fixed[-1]).strip():
-                        # A lone space last ('"path": ') is seldom the model's own split: it
-                        # writes ' "' or ' 0' next. Leave it to the model instead of evaluating
-                        # a row that the check below would throw away.
-                        fixed.pop()
+                fixed, ends = self._forced(r)
                 draft += fixed
-                if ends and n_trigger == 0 and n_out + len(draft) < limit:
-                    # The rest of the turn is fixed ("\n</tool_call>", then the end): no
-                    # choice is left whose logits these tokens could change, and the next
-                    # prompt re-tokenizes the turn from its text. Emit them unevaluated;
-                    # the next step's prefill evaluates them with the tool's result.
-                    done = _emit_tail(draft, matcher, emit)
-                    n_forced += done
-                    if done == len(draft) and any(matcher.allows(e) for e in self._eog_ids):
-                        finish = "stop"
+                if ends and n_trigger == 0 and r.n + len(draft) < r.limit:
+                    if self._tail(tok, draft, r):
                         break
-                    self.llm.eval([tok] + draft[:done])  # not the end after all: go on from here
                     continue
             if not draft:
                 self.llm.eval([tok])
                 continue
-            # Jump-forward: evaluate the fixed tokens in one batch, then keep each
-            # one only if the plain constrained path would have produced it (under
-            # greedy decoding, the argmax among the allowed tokens). The first that
-            # differs, a different split of the same text, say, is dropped with all
-            # after it, so the output is the plain path's, token for token.
-            rows = self._eval_rows([tok] + draft)
-            kept = 0
-            for j, ft in enumerate(draft):
-                if n_out >= limit:
-                    break
-                assert matcher is not None
-                if not matcher.allows(ft):
-                    break
-                if j >= n_trigger:
-                    if options.temperature <= 0 and self._allowed_choice(rows[j], matcher, 0.0, rng) != ft:
-                        break
-                emit(ft)
-                kept += 1
-                if j >= n_trigger:
-                    n_forced += 1
-            if kept < len(draft):
-                n_dropped += len(draft) - kept
-                self.llm.n_tokens -= len(draft) - kept  # the KV cells past here are dropped on the next eval
-            next_logits = rows[kept]
-        tail = decoder.decode(b"", final=True)
+            next_logits = self._jump(tok, draft, n_trigger, r, rng)
+        return r.generation(len(prompt), evaluated, room, t0)
+
+    def _next_token(self, logits: np.ndarray, r: _Reply, rng: np.random.Generator) -> tuple[list[int], int | None]:
+        """The trigger to force (a call decided at the first token, else none) and the next
+        token: the model's choice, or the constrained path's where the constraint refuses it;
+        None when the constraint allows no token at all."""
+        trigger: list[int] = []
+        m, o = r.matcher, r.options
+        if r.n == 0 and m is not None and o.call_threshold is not None:
+            trigger, logits, mass = self._decide(logits, o.call_threshold, m)
+            r.decision = "call" if trigger else "prose"
+            r.call_mass = round(mass, 4)
+        tok = trigger[0] if trigger else _choose(logits, o.temperature, rng)
+        if m is not None and not m.allows(tok):
+            r.rejected += 1
+            return trigger, self._allowed_choice(logits, m, o.temperature, rng)
+        return trigger, tok
+
+    def _forced(self, r: _Reply) -> tuple[list[int], bool]:
+        """The tokens of the text the constraint fixes next, and whether that text ends the turn."""
+        o = r.options
+        if r.matcher is not None and (engine_says := r.matcher.jump()) is not None:
+            return engine_says  # the engine's own forced tokens, where it knows them
+        forced, ends = forced_text("".join(r.out), o.call_heads, parallel=o.parallel, keys=o.call_keys)
+        if not forced:
+            return [], ends
+        fixed = self.tokenize(forced)
+        if not ends and len(fixed) > 1 and not self._piece(fixed[-1]).strip():
+            # A lone space last ('"path": ') is seldom the model's own split: it writes ' "'
+            # or ' 0' next. Leave it to the model instead of evaluating a row that the check
+            # in _jump would throw away.
+            fixed.pop()
+        return fixed, ends
+
+    def _tail(self, tok: int, draft: list[int], r: _Reply) -> bool:
+        """The rest of the turn is fixed ("\\n</tool_call>", then the end): no choice is left
+        whose logits these tokens could change, and the next prompt re-tokenizes the turn from
+        its text. Emit them unevaluated; the next step's prefill evaluates them with the tool's
+        result. True when the turn ended; else what was emitted is evaluated, to go on from."""
+        assert r.matcher is not None
+        done = _emit_tail(draft, r.matcher, r.emit)
+        r.forced += done
+        if done == len(draft) and any(r.matcher.allows(e) for e in self._eog_ids):
+            r.finish = "stop"
+            return True
+        self.llm.eval([tok] + draft[:done])  # not the end after all: go on from here
+        return False
+
+    def _jump(self, tok: int, draft: list[int], n_trigger: int, r: _Reply, rng: np.random.Generator) -> np.ndarray:
+        """Jump-forward: evaluate ``tok`` and the fixed tokens in one batch, then keep each one
+        only if the plain constrained path would have produced it (under greedy decoding, the
+        argmax among the allowed tokens). The first that differs, a different split of the same
+        text, say, is dropped with all after it, so the output is the plain path's, token for
+        token. The first ``n_trigger`` tokens (the call's trigger) are the decision's, kept as
+        they are. Returns the logits after the last token kept."""
+        assert r.matcher is not None
+        rows = self._eval_rows([tok] + draft)
+        kept = 0
+        for j, ft in enumerate(draft):
+            if r.n >= r.limit or not r.matcher.allows(ft):
+                break
+            if j >= n_trigger and r.options.temperature <= 0 and self._allowed_choice(rows[j], r.matcher, 0.0, rng) != ft:
+                break
+            r.emit(ft)
+            kept += 1
+            if j >= n_trigger:
+                r.forced += 1
+        if kept < len(draft):
+            r.dropped += len(draft) - kept
+            self.llm.n_tokens -= len(draft) - kept  # the KV cells past here are dropped on the next eval
+        return rows[kept]
+
+
+class _Reply:
+    """One reply while it is decoded: its tokens and text so far, and what the decoder counted."""
+
+    def __init__(self, llm: Llama, matcher: FailClosed | None, options: GenerateOptions, limit: int) -> None:
+        self.llm, self.matcher, self.options, self.limit = llm, matcher, options, limit
+        self.decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        self.out: list[str] = []  # the text, piece by piece
+        self.tokens: list[int] = []
+        self.rejected = self.forced = self.dropped = 0  # refused by the grammar; jumped; jumped in vain
+        self.first: float | None = None  # seconds to the first token
+        self.finish: FinishReason = "length"
+        self.decision: Decision | None = None  # call or prose, at the first token
+        self.call_mass: float | None = None
+
+    @property
+    def n(self) -> int:
+        """Tokens emitted so far."""
+        return len(self.tokens)
+
+    def emit(self, tok: int) -> None:
+        """Append ``tok`` to the reply: the grammar advances, its text is streamed."""
+        if self.matcher is not None:
+            self.matcher.accept(tok)
+        piece = self.decoder.decode(self.llm.detokenize([tok], special=True))
+        self.tokens.append(tok)
+        if piece:
+            self.out.append(piece)
+            if self.options.on_text:
+                self.options.on_text(piece)
+
+    def generation(self, prompt_tokens: int, evaluated: int, room: int, t0: float) -> Generation:
+        """The finished reply; ``room`` is what the context had left for it."""
+        tail = self.decoder.decode(b"", final=True)
         if tail:
-            out.append(tail)
-        text = "".join(out)
-        if finish == "length" and n_out >= room:
-            finish = "context"
-        if matcher is not None:
-            # forced_dropped: inserted tokens the plain path would not have chosen (evaluated in vain)
-            info.update(grammar_rejections=rejected, forced_tokens=n_forced, forced_dropped=n_dropped)
+            self.out.append(tail)
+        if self.finish == "length" and self.n >= room:
+            self.finish = "context"
+        counted = self.matcher is not None  # the counts of a constrained reply: None without one
         return Generation(
-            text, finish, len(prompt), evaluated, n_out, time.monotonic() - t0, first,
-            error="the context window filled up during the reply" if finish == "context" else None,
-            info=info,
+            "".join(self.out), self.finish, prompt_tokens, evaluated, self.n, time.monotonic() - t0, self.first,
+            error="the context window filled up during the reply" if self.finish == "context" else None,
+            decision=self.decision, call_mass=self.call_mass,
+            grammar_rejections=self.rejected if counted else None,
+            forced_tokens=self.forced if counted else None,
+            forced_dropped=self.dropped if counted else None,  # inserted in vain: the plain path chose otherwise
         )
 
 

@@ -327,7 +327,7 @@ class ServerBackend:
                 body = self.request_body(messages, tools, options)
                 self._chat(body, reply, _replay(shown, reply, options.on_text))
                 gen = self._generation(reply, messages, tools, t0, attempt, failures, shown, options.parallel)
-                gen.info["constraint"] = next((k for k in _CONSTRAINT_KEYS if k in body), None)
+                gen.details["constraint"] = next((k for k in _CONSTRAINT_KEYS if k in body), None)
                 return gen
             except _Failure as f:
                 failures.append(str(f))
@@ -339,15 +339,14 @@ class ServerBackend:
         raise AssertionError("unreachable")  # pragma: no cover - the loop always returns
 
     def _failed(self, f: _Failure, partial: str, attempts: int, failures: list[str], t0: float) -> Generation:
-        info: dict[str, Any] = {"server": self.server, "dialect": self._dialect(), "attempts": attempts, "failures": failures}
+        details: dict[str, Any] = {"server": self.server, "dialect": self._dialect(), "attempts": attempts, "failures": failures}
         tries = f" (after {attempts} tries over {time.monotonic() - t0:.1f} s)" if attempts > 1 else ""
         finish: FinishReason = "context" if f.kind == "context" else "error"
-        if f.kind == "constraint":
-            info["constraint_error"] = True
         seen = list(dict.fromkeys(failures))  # each kind of failure once, in order
         return Generation(
             partial, finish, completion_tokens=estimate_tokens(partial), seconds=time.monotonic() - t0,
-            error=f"server {self.base_url}: {'; then '.join(seen)}{tries}", info=info,
+            error=f"server {self.base_url}: {'; then '.join(seen)}{tries}", constraint_error=f.kind == "constraint",
+            details=details,
         )
 
     def _generation(
@@ -366,19 +365,19 @@ class ServerBackend:
         else:
             evaluated = prompt  # nothing said about a cache: count it all
         finish: FinishReason = "length" if reply.finish == "length" else "stop"
-        info: dict[str, Any] = {
+        details: dict[str, Any] = {
             "server": self.server, "dialect": self._dialect(), "attempts": attempts,
             "usage": "server" if usage else "estimated",
         }
         if failures:
-            info["failures"] = failures
+            details["failures"] = failures
         if reply.calls:
-            info["server_tool_calls"] = len(reply.calls)
+            details["server_tool_calls"] = len(reply.calls)
         if not "".join(shown).startswith("".join(reply.text)[: len("".join(shown))]):
-            info["stream_diverged"] = True  # a retry differed from the text already shown
+            details["stream_diverged"] = True  # a retry differed from the text already shown
         return Generation(
             text, finish, prompt, evaluated, completion, time.monotonic() - t0,
-            (reply.first - t0) if reply.first else None, info=info,
+            (reply.first - t0) if reply.first else None, details=details,
         )
 
     def _chat(self, body: dict[str, Any], reply: _Reply, on_piece: Callable[[str], None]) -> None:

@@ -14,7 +14,7 @@ def bench(
     n_ctx: int = typer.Option(4096, "--ctx", min=512, help="Context window."),
 ) -> None:
     """Measure decoding speed, grammar cost, KV reuse, loop overhead and warm start."""
-    from ..bench import run_bench, to_json
+    from ..evaluation.bench import run_bench, to_json
 
     result = run_bench(model, n_ctx=n_ctx)
     if as_json:

@@ -8,7 +8,7 @@ import os
 import signal
 import sys
 from pathlib import Path
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 import typer
 
@@ -17,10 +17,14 @@ from ..sanitize import for_terminal
 from ..messages import Message, history_from_saved, history_to_json, to_openai_messages
 from ..stops import Limits
 from ..trace import new_trace_path
-from .run import (
-    API_KEY, BASE_URL, MCP, SERVER_DIALECT, SERVER_TIMEOUT, TOOL_CHOICE, TOOLS_HELP, LivePrinter, _sigterm, build_agent,
-    interrupt_means, summary,
+from .options import (
+    ALLOW, ALLOW_COMMANDS, API_KEY, BASE_URL, CTX, DEADLINE, MAX_STEPS, MCP, MODEL, N_GPU_LAYERS, ROOT, SERVER_DIALECT,
+    SERVER_TIMEOUT, TOKEN_BUDGET, TOOL_CHOICE, TOOLS, VERBOSE, YES,
 )
+from .run import LivePrinter, _sigterm, build_agent, interrupt_means, summary
+
+if TYPE_CHECKING:
+    from ..loop import Agent, Events
 
 
 def _load(path: Path) -> list[Message]:
@@ -60,21 +64,21 @@ def _save_history(path: Path | None) -> None:
 
 
 def chat(
-    root: Path = typer.Option(Path("."), "--root", help="The folder the tools work in."),
-    model: Optional[str] = typer.Option(None, "--model", help="A model id or a .gguf path; with --base-url, the server's model name."),
-    max_steps: int = typer.Option(12, "--max-steps", min=1, help="Step limit of each turn."),
-    token_budget: Optional[int] = typer.Option(None, "--token-budget", min=1, help="Budget of each turn on tokens evaluated plus generated."),
-    deadline: Optional[float] = typer.Option(None, "--deadline", min=0.0, help="Wall-clock limit of each turn in seconds."),
-    tools_file: Optional[Path] = typer.Option(None, "--tools", help=TOOLS_HELP),
+    root: Path = ROOT,
+    model: Optional[str] = MODEL,
+    max_steps: int = MAX_STEPS,
+    token_budget: Optional[int] = TOKEN_BUDGET,
+    deadline: Optional[float] = DEADLINE,
+    tools_file: Optional[Path] = TOOLS,
     save: Optional[Path] = typer.Option(None, "--save", help="Write the history here after every turn."),
     save_openai: bool = typer.Option(False, "--save-openai", help="Save the history as OpenAI chat messages (tool_calls, tool_call_id) instead of localagent's own form."),
     resume: Optional[Path] = typer.Option(None, "--resume", help="Start from a history saved with --save (either form)."),
-    n_ctx: int = typer.Option(8192, "--ctx", min=256, help="Context window in tokens."),
-    n_gpu_layers: int = typer.Option(0, "--n-gpu-layers", help="Layers to offload to a GPU."),
-    yes: bool = typer.Option(False, "--yes", "-y", help="Approve every write and command without asking."),
-    allow: Optional[list[str]] = typer.Option(None, "--allow", help="Approve this tool without asking (repeatable)."),
-    allow_commands: bool = typer.Option(False, "--allow-commands", help="Offer run_command."),
-    verbose: bool = typer.Option(False, "--verbose", help="Show llama.cpp's own logs."),
+    n_ctx: int = CTX,
+    n_gpu_layers: int = N_GPU_LAYERS,
+    yes: bool = YES,
+    allow: Optional[list[str]] = ALLOW,
+    allow_commands: bool = ALLOW_COMMANDS,
+    verbose: bool = VERBOSE,
     base_url: Optional[str] = BASE_URL,
     api_key: Optional[str] = API_KEY,
     server_dialect: str = SERVER_DIALECT,
@@ -104,6 +108,13 @@ def chat(
     signal.signal(signal.SIGTERM, _sigterm)
     trace = new_trace_path()
     print(f"localagent chat: {agent.backend.name} in {root}; trace {trace}", file=sys.stderr)
+    _turns(agent, events, trace, history, save=save, save_openai=save_openai)
+
+
+def _turns(
+    agent: Agent, events: Events, trace: Path, history: list[Message], *, save: Path | None, save_openai: bool
+) -> None:
+    """Turn after turn at ``you>``, until an empty line, `exit`, Ctrl-D or Ctrl-C there."""
     history_file = _line_editing()
     while True:
         try:
@@ -122,7 +133,6 @@ def chat(
         if save:
             saved = to_openai_messages(history) if save_openai else history_to_json(history)
             save.write_text(json.dumps(saved, ensure_ascii=False), encoding="utf-8")
-
 
 def register(app: typer.Typer) -> None:
     """Add ``chat`` to the top-level app."""

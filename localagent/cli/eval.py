@@ -31,7 +31,7 @@ def eval_cmd(
 ) -> None:
     """Score how often the model calls the right tool with the right arguments."""
     from ..backends import load_llama
-    from ..evaluate import CaseResult, format_report, in_categories, load_cases, run_eval, sample
+    from ..evaluation.evaluate import CaseResult, format_report, in_categories, load_cases, run_eval, sample
     from ..loop import AgentConfig
 
     if engine not in ENGINES:

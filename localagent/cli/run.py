@@ -17,6 +17,10 @@ from ..messages import ToolCall, ToolResult
 from ..sanitize import for_terminal, printable
 from ..stops import EXIT_CODES, Limits
 from ..trace import new_trace_path
+from .options import (
+    ALLOW, ALLOW_COMMANDS, API_KEY, BASE_URL, CTX, DEADLINE, MAX_STEPS, MCP, MODEL, N_GPU_LAYERS, ROOT, SERVER_DIALECT,
+    SERVER_TIMEOUT, TOKEN_BUDGET, TOOL_CHOICE, TOOLS, VERBOSE, YES,
+)
 
 if TYPE_CHECKING:
     from ..assemble import Setup
@@ -169,7 +173,7 @@ def _with_mcp(setup: "Setup", specs: "Sequence[str]", *, yes: bool, allow: "Sequ
     """``setup`` with the tools of the MCP servers ``specs`` added."""
     from ..approval import choose_approver
     from ..assemble import Setup
-    from ..mcp_tools import connect_all
+    from ..tools.mcp import connect_all
 
     _, mcp_tools = connect_all(specs)  # closed when the process exits
     tools = setup.tools + mcp_tools
@@ -187,46 +191,30 @@ def check_tool_choice(choice: str, names: "Sequence[str]") -> None:
     raise ConfigError(f"--tool-choice {choice}: give auto, required, none or a tool's name{hint}")
 
 
-MCP = typer.Option(
-    None, "--mcp",
-    help='An MCP server whose tools to offer (repeatable): a URL (streamable HTTP) or a command line (stdio), e.g. --mcp "npx -y @modelcontextprotocol/server-memory". Its tools not marked read-only need approval.',
-)
-TOOLS_HELP = "A Python file of extra tools: @tool functions, or a list TOOLS of (OpenAI-style definition, function) pairs. Tools that do not say irreversible=False need approval."
-TOOL_CHOICE = typer.Option(
-    "auto", "--tool-choice",
-    help="auto (the model decides), required (every step calls a tool), none (no calls), or a tool's name (every step calls it).",
-)
-# Shared with `chat`: the model behind an OpenAI-compatible server instead of in-process.
-BASE_URL = typer.Option(None, "--base-url", help="An OpenAI-compatible server (llama.cpp, vLLM), e.g. http://127.0.0.1:8080; --model is then its model name.")
-API_KEY = typer.Option(None, "--api-key", help="Bearer token for --base-url (better: LOCALAGENT_API_KEY).")
-SERVER_DIALECT = typer.Option("auto", "--server-dialect", help="How the constraint is sent: llama.cpp (grammar), vllm (structured_outputs), vllm-legacy (guided_grammar), openai (tools), auto (ask /v1/models).")
-SERVER_TIMEOUT = typer.Option(120.0, "--server-timeout", min=0.1, help="Seconds to wait for the server before a try counts as failed.")
-
-
 def _sigterm(*_: Any) -> None:
     raise KeyboardInterrupt
 
 
 def run(
     task: str = typer.Argument(..., help="What the agent should do."),
-    root: Path = typer.Option(Path("."), "--root", help="The folder the tools work in."),
-    model: Optional[str] = typer.Option(None, "--model", help="A model id (see `models list`) or a .gguf path; with --base-url, the server's model name."),
-    max_steps: int = typer.Option(12, "--max-steps", min=1, help="Step limit."),
-    token_budget: Optional[int] = typer.Option(None, "--token-budget", min=1, help="Budget on tokens evaluated plus generated."),
-    deadline: Optional[float] = typer.Option(None, "--deadline", min=0.0, help="Wall-clock limit in seconds."),
+    root: Path = ROOT,
+    model: Optional[str] = MODEL,
+    max_steps: int = MAX_STEPS,
+    token_budget: Optional[int] = TOKEN_BUDGET,
+    deadline: Optional[float] = DEADLINE,
     trace: Optional[Path] = typer.Option(None, "--trace", help="Trace file (JSONL); default: a new file under LOCALAGENT_TRACES."),
-    tools_file: Optional[Path] = typer.Option(None, "--tools", help=TOOLS_HELP),
+    tools_file: Optional[Path] = TOOLS,
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object and nothing else on stdout."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Print only the answer."),
     free: bool = typer.Option(False, "--free", help="Turn the grammar constraint off (for comparison)."),
     temperature: float = typer.Option(0.0, "--temperature", min=0.0, max=2.0),
     seed: int = typer.Option(0, "--seed"),
-    n_ctx: int = typer.Option(8192, "--ctx", min=256, help="Context window in tokens."),
-    n_gpu_layers: int = typer.Option(0, "--n-gpu-layers", help="Layers to offload to a GPU (needs a CUDA or Metal build)."),
-    verbose: bool = typer.Option(False, "--verbose", help="Show llama.cpp's own logs."),
-    yes: bool = typer.Option(False, "--yes", "-y", help="Approve every write and command without asking."),
-    allow: Optional[list[str]] = typer.Option(None, "--allow", help="Approve this tool without asking (repeatable), e.g. --allow edit_file."),
-    allow_commands: bool = typer.Option(False, "--allow-commands", help="Offer run_command (each call still needs approval)."),
+    n_ctx: int = CTX,
+    n_gpu_layers: int = N_GPU_LAYERS,
+    verbose: bool = VERBOSE,
+    yes: bool = YES,
+    allow: Optional[list[str]] = ALLOW,
+    allow_commands: bool = ALLOW_COMMANDS,
     base_url: Optional[str] = BASE_URL,
     api_key: Optional[str] = API_KEY,
     server_dialect: str = SERVER_DIALECT,

@@ -24,7 +24,7 @@ def serve(
     """Serve the model at /v1/chat/completions and /v1/models (OpenAI's API), with tools,
     tool_choice and streaming; tool calls come from the grammar, so their arguments parse.
     Requests are answered one at a time."""
-    from ..serve import create_app, serve as run_server
+    from ..serving.serve import create_app, serve as run_server
 
     with interrupt_means("before serving started"):
         backend = load_model(model, n_ctx=n_ctx, n_gpu_layers=n_gpu_layers, verbose=verbose, progress=True)

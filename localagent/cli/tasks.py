@@ -30,9 +30,9 @@ def eval_tasks(
     from ..assemble import default_config
     from ..backends import load_llama
     from ..stops import Limits
-    from ..tasks.generate import KINDS, generate
-    from ..tasks.runner import TaskRun, report, run_tasks
-    from ..tasks.suite import load_tasks
+    from ..evaluation.tasks.generate import KINDS, generate
+    from ..evaluation.tasks.runner import TaskRun, report, run_tasks
+    from ..evaluation.tasks.suite import load_tasks
 
     if engine not in ENGINES:
         raise ConfigError(f"--engine must be gbnf, outlines or llguidance, not {engine!r}")

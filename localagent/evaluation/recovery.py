@@ -21,18 +21,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from .backends.base import Backend
-from .builtin_tools import workspace_tools
-from .loop import Agent, AgentConfig
-from .prompt import load_prompt
-from .stops import Limits, StopReason
-from .workspace import Workspace
+from ..backends.base import Backend
+from ..errors import ErrorKind
+from ..tools.builtin import workspace_tools
+from ..loop import Agent, AgentConfig
+from ..prompt import load_prompt
+from ..stops import Limits, StopReason
+from ..tools.workspace import Workspace
 
 __all__ = ["KINDS", "RecoveryTask", "TASKS", "build", "recovery_outcome", "run_recovery", "summarize"]
 
 Kind = Literal["misspelt", "wrong_folder", "wrong_case", "folder_for_file"]
 KINDS: tuple[Kind, ...] = ("misspelt", "wrong_folder", "wrong_case", "folder_for_file")
-PATH_ERRORS = frozenset({"not_found", "not_a_file"})
+PATH_ERRORS = frozenset({ErrorKind.NOT_FOUND, ErrorKind.NOT_A_FILE})  # this write-up's own: not not_a_dir
 
 # Present in every task's folder unless the task defines the same path: something to be
 # confused with, and more than one choice for the grammar.

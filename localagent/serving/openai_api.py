@@ -17,14 +17,14 @@ from typing import Any, Callable
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from .backends.base import Generation, GenerateOptions
-from .decoding import decoding_options, first_token_threshold
-from .errors import ConfigError, ConstraintError
-from .formats import CALL_OPEN, parse
-from .grammar import Constraint, ToolChoice, build_constraint
-from .loop import AgentConfig
-from .messages import Message, ToolCall, from_openai_messages
-from .schema_tools import definition_of
+from ..backends.base import Generation, GenerateOptions
+from ..decoding import decoding_options, first_token_threshold
+from ..errors import ConfigError, ConstraintError
+from ..formats import CALL_OPEN, parse
+from ..constraint.grammar import Constraint, ToolChoice, build_constraint
+from ..loop import AgentConfig
+from ..messages import Message, ToolCall, from_openai_messages
+from ..tools.schema import definition_of
 
 __all__ = [
     "ApiError", "ChatRequest", "ProseFilter", "RawMemory", "Reply", "call_json", "chunk_json", "completion_json",

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Annotated, Any, get_args, get_origin, get_type
 from pydantic import BaseModel, ConfigDict, Field, create_model
 from pydantic.fields import FieldInfo
 
-from .errors import ConfigError
+from ..errors import ConfigError
 
 if TYPE_CHECKING:
     from .workspace import Workspace
@@ -109,7 +109,7 @@ def tool(
     def build(f: Callable[..., Any]) -> Tool:
         options: dict[str, Any] = dict(irreversible=irreversible, timeout=timeout, max_retries=max_retries)
         if schema is not None:
-            from .schema_tools import tool_from_schema  # it builds on this module
+            from .schema import tool_from_schema  # it builds on this module
 
             return tool_from_schema(schema, f, name=name, **options)
         return make_tool(f, name=name, **options)
@@ -423,7 +423,7 @@ def load_tools_file(path: str | Path) -> list[Tool]:
 
 def _listed_tools(entries: Any) -> list[Tool]:
     """The tools of a ``TOOLS`` list: ``Tool`` objects, or (definition, callable) pairs."""
-    from .schema_tools import tool_from_schema  # it builds on this module
+    from .schema import tool_from_schema  # it builds on this module
 
     if not isinstance(entries, (list, tuple)):
         raise ConfigError("TOOLS must be a list of tools or of (definition, callable) pairs")

@@ -15,7 +15,7 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any, Literal
 
-from .errors import ConstraintError
+from ..errors import ConstraintError
 
 ToolChoiceMode = Literal["auto", "required", "none"]
 Engine = Literal["gbnf", "outlines", "llguidance"]
@@ -58,7 +58,7 @@ def build_constraint(
 ) -> Constraint:
     """The constraint for one step with the chosen engine."""
     if engine == "llguidance":
-        from .backends.llguidance_engine import build_lark as build
+        from .llguidance_engine import build_lark as build
     else:
         build = build_grammar if engine == "gbnf" else build_regex
     text = build(tools, choice, parallel=parallel, reason=reason)

@@ -11,10 +11,10 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from ..assemble import assemble, default_config, workspace_setup
-from ..backends.base import Backend
-from ..loop import AgentConfig
-from ..policy import PATH_ERRORS
+from ...assemble import assemble, default_config, workspace_setup
+from ...backends.base import Backend
+from ...loop import AgentConfig
+from ...policy import PATH_ERRORS
 from .check import FAILURES, check, snapshot
 from .suite import Task
 

@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import ConstraintError
-from ..grammar import _SCHEMA_MAPS, _VERBATIM, ToolChoice, _literal, _tools_for, load_grammar_file
+from .grammar import _SCHEMA_MAPS, _VERBATIM, ToolChoice, _literal, _tools_for, load_grammar_file
 
 SPECIAL = b"\xff"  # llguidance's mark on a special token's bytes: text can never spell it
 # The canonical spacing of grammar.canonical_spacing, one layout of the punctuation:

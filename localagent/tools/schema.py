@@ -17,8 +17,8 @@ import jsonschema
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
-from .errors import ConfigError
-from .tools import _UNSET, Tool, _check_name, _runner
+from ..errors import ConfigError
+from .base import _UNSET, Tool, _check_name, _runner
 
 __all__ = ["definition_of", "tool_from_schema"]
 

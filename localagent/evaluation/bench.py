@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .backends.base import GenerateOptions, Generation
-from .grammar import ToolChoice, _build_cached, build_constraint, build_grammar
-from .messages import Message
+from ..backends.base import GenerateOptions, Generation
+from ..constraint.grammar import ToolChoice, _build_cached, build_constraint, build_grammar
+from ..messages import Message
 
 TASK = "What is the launch code written in notes.txt?"
 
@@ -85,11 +85,11 @@ class Setup:
 
 
 def _setup(backend: Any) -> Setup:
-    from .builtin_tools import workspace_tools
-    from .loop import overview
-    from .prompt import load_prompt
-    from .tools import ToolSet
-    from .workspace import Workspace
+    from ..tools.builtin import workspace_tools
+    from ..loop import overview
+    from ..prompt import load_prompt
+    from ..tools import ToolSet
+    from ..tools.workspace import Workspace
 
     root = Path(tempfile.mkdtemp(prefix="localagent-bench-"))
     (root / "notes.txt").write_text("The launch code is PURPLE-42.\n")
@@ -147,8 +147,8 @@ def decode_speeds(s: Setup, max_tokens: int = 48, repeats: int = 3) -> dict[str,
         "gbnf_tokens": len(times),
         "constrained_output_equals_stock": ours.text == text,
         "constrained_output_equals_no_jump": ours.text == plain.text,
-        "grammar_rejections": ours.info.get("grammar_rejections"),
-        "forced_tokens": ours.info.get("forced_tokens"),
+        "grammar_rejections": ours.grammar_rejections,
+        "forced_tokens": ours.forced_tokens,
     }
 
 
@@ -167,7 +167,7 @@ def call_seconds(s: Setup, max_tokens: int = 96, repeats: int = 5) -> dict[str, 
 
     import numpy as np
 
-    from .formats import parse
+    from ..formats import parse
 
     b = s.backend
     msgs = [Message("system", s.system), Message("user", TASK)]
@@ -197,7 +197,7 @@ def call_seconds(s: Setup, max_tokens: int = 96, repeats: int = 5) -> dict[str, 
         "call_seconds_constrained": round(statistics.median(constrained_times), 3),
         "call_seconds_runs": {"free": [round(t, 3) for t in free_times], "constrained": [round(t, 3) for t in constrained_times]},
         "call_tokens": ours.completion_tokens,
-        "call_forced_tokens": ours.info.get("forced_tokens"),
+        "call_forced_tokens": ours.forced_tokens,
         "constrained_text": ours.text,
         "left_free_text": left_free.text[:300],
         "left_free_made_a_call": bool(parse(left_free.text).calls),
@@ -206,7 +206,7 @@ def call_seconds(s: Setup, max_tokens: int = 96, repeats: int = 5) -> dict[str, 
 
 def kv_reuse(s: Setup, steps: int = 10) -> dict[str, Any]:
     """A scripted 10-step history on the real model: tokens sent, evaluated, and new."""
-    from .formats import render_call
+    from ..formats import render_call
 
     b = s.backend
     b.llm.n_tokens = 0
@@ -234,7 +234,7 @@ def kv_reuse(s: Setup, steps: int = 10) -> dict[str, Any]:
 
 def loop_overhead(s: Setup) -> dict[str, Any]:
     """Share of a real run's wall time spent outside the model."""
-    from .loop import Agent, AgentConfig
+    from ..loop import Agent, AgentConfig
 
     agent = Agent(s.backend, s.tools, root=s.root, config=AgentConfig(system_prompt=s.system.split("\n\n")[0]))
     t0 = time.monotonic()
@@ -251,8 +251,8 @@ def loop_overhead(s: Setup) -> dict[str, Any]:
 
 def first_token(model_path: Path, s: Setup, n_ctx: int) -> dict[str, Any]:
     """Time to the first token of a new run, without and with the warm-start cache."""
-    from .backends.llama import LlamaBackend
-    from .backends.prefix_cache import PrefixCache
+    from ..backends.llama import LlamaBackend
+    from ..backends.prefix_cache import PrefixCache
 
     msgs = [Message("system", s.system), Message("user", TASK)]
     out: dict[str, Any] = {}
@@ -261,7 +261,7 @@ def first_token(model_path: Path, s: Setup, n_ctx: int) -> dict[str, Any]:
             b = LlamaBackend(model_path, n_ctx=n_ctx, prefix_cache=PrefixCache(Path(d)))
             gen = b.generate(msgs, s.schemas, GenerateOptions(max_tokens=1))
             out[f"first_token_seconds_{name}"] = round(gen.first_token_seconds or gen.seconds, 3)
-            out[f"first_token_{name}_warm_start"] = gen.info.get("warm_start")
+            out[f"first_token_{name}_warm_start"] = gen.warm_start
             del b
     return out
 
@@ -293,7 +293,7 @@ class _TimedCache:
     """A prefix cache whose saves are timed, so that a cold start is reported without them."""
 
     def __init__(self, folder: Path):
-        from .backends.prefix_cache import PrefixCache
+        from ..backends.prefix_cache import PrefixCache
 
         self.inner = PrefixCache(folder)
         self.save_seconds = 0.0
@@ -328,7 +328,7 @@ def _evict(folder: Path) -> bool:
 def _task_run(backend: Any) -> tuple[Any, Any, float, float]:
     """The task in a new folder, through the code path of ``run``: (agent, result, wall s,
     decode s)."""
-    from .assemble import assemble, workspace_setup
+    from ..assemble import assemble, workspace_setup
 
     root = Path(tempfile.mkdtemp(prefix="localagent-bench-task-"))
     for rel, text in TASK_FILES.items():
@@ -345,7 +345,7 @@ def task_figures(model_path: Path, n_ctx: int) -> dict[str, Any]:
     """A 2-3 step task timed whole: cold (an empty prefix cache, the save left out and
     reported apart), then warm in another new folder (a new process state, the cache
     filled by the cold run, its file evicted from the page cache first)."""
-    from .backends.llama import LlamaBackend
+    from ..backends.llama import LlamaBackend
 
     out: dict[str, Any] = {}
     with tempfile.TemporaryDirectory() as d:
@@ -364,7 +364,7 @@ def task_figures(model_path: Path, n_ctx: int) -> dict[str, Any]:
         first = r.records[0].generation
         out["task_seconds_warm_new_folder"] = round(wall, 3)
         out["task_warm_steps"], out["task_warm_answer"] = r.steps, r.answer
-        out["task_warm_start"] = first.info.get("warm_start")
+        out["task_warm_start"] = first.warm_start
         out["first_step_evaluated_share_warm"] = round(first.prompt_tokens_evaluated / first.prompt_tokens, 3)
         out["task_seconds_model_share"] = round(decode / wall, 3)
         del warm
@@ -375,7 +375,7 @@ def eval_seconds(backend: Any, n: int = 20) -> dict[str, Any]:
     """Seconds per case of the eval, constrained and free, on the same ``n`` dev cases."""
     from .evaluate import load_cases, run_eval, sample
 
-    cases = sample(load_cases(Path(__file__).resolve().parent.parent / "evals" / "cases-dev.jsonl"), n)
+    cases = sample(load_cases(Path(__file__).resolve().parents[2] / "evals" / "cases-dev.jsonl"), n)
     out: dict[str, Any] = {}
     for mode in ("constrained", "free"):
         rep = run_eval(backend, cases, mode).to_dict()  # type: ignore[arg-type]
@@ -386,8 +386,8 @@ def eval_seconds(backend: Any, n: int = 20) -> dict[str, Any]:
 
 def run_bench(model: str | None = None, n_ctx: int = 4096) -> dict[str, Any]:
     """All figures, in one process, one after another."""
-    from .backends.llama import LlamaBackend
-    from .provision import default_model_id, resolve_model
+    from ..backends.llama import LlamaBackend
+    from ..provision import default_model_id, resolve_model
 
     model_id = model or default_model_id()
     path = resolve_model(model_id)

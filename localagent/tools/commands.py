@@ -26,7 +26,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import NoReturn
 
-from .errors import ToolErrorInfo
+from ..errors import ErrorKind, ToolErrorInfo
 from .workspace import WorkspaceError
 
 __all__ = ["COMMAND_OUTPUT_BYTES", "MAX_COMMAND_SECONDS", "command_env", "run"]
@@ -50,7 +50,7 @@ def command_env(home: str, marker: str, environ: dict[str, str] | None = None) -
     return env
 
 
-def _fail(kind: str, message: str) -> NoReturn:
+def _fail(kind: ErrorKind, message: str) -> NoReturn:
     raise WorkspaceError(ToolErrorInfo(kind=kind, message=message, argument="command"))
 
 
@@ -69,9 +69,9 @@ def run(root: Path, argv: list[str], timeout: int) -> str:
                 start_new_session=True,  # its own process group, to kill it all; no controlling tty
             )
         except FileNotFoundError:
-            _fail("not_found", f"program '{argv[0]}' not found; give a program on PATH or a path to one")
+            _fail(ErrorKind.NOT_FOUND, f"program '{argv[0]}' not found; give a program on PATH or a path to one")
         except PermissionError:
-            _fail("invalid_argument", f"'{argv[0]}' is not executable")
+            _fail(ErrorKind.INVALID_ARGUMENT, f"'{argv[0]}' is not executable")
         kill = lambda: _kill_tree(proc.pid, marker)  # noqa: E731
         try:
             code, out = _wait(proc, timeout, kill)
@@ -79,7 +79,7 @@ def run(root: Path, argv: list[str], timeout: int) -> str:
             kill()  # whatever it left running, in its group or not
     if code is None:
         _fail(
-            "timeout",
+            ErrorKind.TIMEOUT,
             f"command did not finish within {timeout} s and was killed; "
             f"raise timeout (at most {MAX_COMMAND_SECONDS}) or run something shorter",
         )

@@ -21,9 +21,11 @@ from typing import Literal, NoReturn
 
 from rapidfuzz import fuzz, process
 
-from .errors import ConfigError, ToolErrorInfo
+from ..errors import ConfigError, ErrorKind, ToolErrorInfo
 
-__all__ = ["Kind", "Workspace", "WorkspaceError", "fold_name", "is_text", "looks_text", "unreadable"]
+__all__ = [
+    "PATH_SHAPED", "Kind", "Workspace", "WorkspaceError", "fold_name", "is_text", "looks_text", "path_words", "unreadable",
+]
 
 Kind = Literal["file", "dir"]
 
@@ -141,7 +143,7 @@ class Workspace:
             os.close(dfd)
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             os.close(fd)
-            _fail("invalid_path", f"path '{self.relative(p)}' is not a regular file")
+            _fail(ErrorKind.INVALID_PATH, f"path '{self.relative(p)}' is not a regular file")
         return fd
 
     def _changed(self, p: Path, e: OSError) -> NoReturn:
@@ -149,29 +151,29 @@ class Workspace:
         from O_DIRECTORY) means the path changed since it was checked, and is refused."""
         if e.errno in (errno.ELOOP, errno.ENOTDIR):
             rel = self.relative(p) if p.is_absolute() else p.as_posix()
-            _fail("outside_workspace", f"path '{rel}' changed while in use (a folder or file on it is now a link); refused")
+            _fail(ErrorKind.OUTSIDE_WORKSPACE, f"path '{rel}' changed while in use (a folder or file on it is now a link); refused")
         raise e
 
     def resolve(self, path: str, *, must_exist: bool = True, kind: Kind | None = None) -> Path:
         """The absolute, symlink-free path of ``path`` inside the root, or a ``WorkspaceError``."""
         if not isinstance(path, str):
-            _fail("invalid_path", f"path must be a string, got {type(path).__name__}")
+            _fail(ErrorKind.INVALID_PATH, f"path must be a string, got {type(path).__name__}")
         if "\0" in path:
-            _fail("invalid_path", "path contains a NUL byte")
+            _fail(ErrorKind.INVALID_PATH, "path contains a NUL byte")
         if bad := next((c for c in path if ord(c) < 32 or ord(c) == 127), None):
             # Such a name could not be shown in one line of an error, or safely on a terminal.
-            _fail("invalid_path", f"path contains a control character ({bad!r}); use a plain file name")
+            _fail(ErrorKind.INVALID_PATH, f"path contains a control character ({bad!r}); use a plain file name")
         try:  # a lone surrogate ('\\ud800' in JSON) is no text: os calls, traces and prompts would fail on it
             size = len(path.encode("utf-8"))
         except UnicodeEncodeError:
-            _fail("invalid_path", "path contains an invalid character (a lone surrogate)")
+            _fail(ErrorKind.INVALID_PATH, "path contains an invalid character (a lone surrogate)")
         if size > MAX_PATH_BYTES:
-            _fail("invalid_path", f"path is too long ({size} bytes; limit {MAX_PATH_BYTES})")
+            _fail(ErrorKind.INVALID_PATH, f"path is too long ({size} bytes; limit {MAX_PATH_BYTES})")
         for part in path.replace("\\", "/").split("/"):
             size = len(part.encode("utf-8", "surrogateescape"))
             if size > MAX_NAME_BYTES:
                 _fail(
-                    "invalid_path",
+                    ErrorKind.INVALID_PATH,
                     f"path component '{part[:40]}...' is too long ({size} bytes; limit {MAX_NAME_BYTES})",
                 )
         given = path
@@ -180,12 +182,12 @@ class Workspace:
         try:
             resolved = candidate.resolve()  # follows every symlink, including dangling ones
         except (OSError, RuntimeError):
-            _fail("invalid_path", f"path '{given}' cannot be resolved (symlink loop?)")
+            _fail(ErrorKind.INVALID_PATH, f"path '{given}' cannot be resolved (symlink loop?)")
         if not resolved.is_relative_to(self.root):
             lexical = Path(os.path.normpath(candidate))
             if lexical.is_relative_to(self.root):
-                _fail("outside_workspace", f"path '{given}' is a symlink that points outside the workspace")
-            _fail("outside_workspace", f"path '{given}' is outside the workspace; use a path relative to it")
+                _fail(ErrorKind.OUTSIDE_WORKSPACE, f"path '{given}' is a symlink that points outside the workspace")
+            _fail(ErrorKind.OUTSIDE_WORKSPACE, f"path '{given}' is outside the workspace; use a path relative to it")
 
         try:
             st = resolved.stat()
@@ -194,21 +196,21 @@ class Workspace:
         except NotADirectoryError:  # 'README.md/x': a file used as a folder
             st = None
         except OSError as e:
-            _fail("invalid_path", f"path '{given}' cannot be accessed: {e.strerror or type(e).__name__}")
+            _fail(ErrorKind.INVALID_PATH, f"path '{given}' cannot be accessed: {e.strerror or type(e).__name__}")
         if st is None:
             if must_exist:
                 alts = self.closest(given, kind)
                 tail = f"closest: {', '.join(alts)}" if alts else "no similar path in the workspace"
-                _fail("not_found", f"path '{given}' not found; {tail}", alts)
+                _fail(ErrorKind.NOT_FOUND, f"path '{given}' not found; {tail}", alts)
             return resolved
         if not (stat.S_ISREG(st.st_mode) or stat.S_ISDIR(st.st_mode)):
-            _fail("invalid_path", f"path '{given}' is a device, fifo or socket, not a regular file")
+            _fail(ErrorKind.INVALID_PATH, f"path '{given}' is a device, fifo or socket, not a regular file")
         if kind == "file" and stat.S_ISDIR(st.st_mode):
             summary, inside = self._folder_summary(resolved)
-            _fail("not_a_file", f"'{given}' is a folder, not a file; {summary}", inside)
+            _fail(ErrorKind.NOT_A_FILE, f"'{given}' is a folder, not a file; {summary}", inside)
         if kind == "dir" and not stat.S_ISDIR(st.st_mode):
             parent = self.relative(resolved.parent)
-            _fail("not_a_dir", f"'{given}' is a file, not a folder; it is in '{parent}'", [parent])
+            _fail(ErrorKind.NOT_A_DIR, f"'{given}' is a file, not a folder; it is in '{parent}'", [parent])
         return resolved
 
     def _folder_summary(self, folder: Path, limit: int = 10) -> tuple[str, list[str]]:
@@ -310,7 +312,7 @@ class Workspace:
     def mentioned(self, text: str, limit: int = 2000) -> list[str]:
         """Existing paths that ``text`` names: a relative path, a file name with
         its extension, or a folder name ("the docs folder")."""
-        words = _words(text)
+        words = path_words(text)
         found = []
         for rel, is_dir in self.walk(limit):
             base = posixpath.basename(rel)
@@ -322,8 +324,8 @@ class Workspace:
         """Whether ``text`` names a file or folder, there or not: an existing path, an
         existing file's name in another case ('makefile'), or a word shaped like a path
         ('src/mian.py', 'confg.toml'). A task that does is answered by looking first."""
-        words = _words(text)
-        if any(_PATH_SHAPED.fullmatch(w) for w in words) or self.mentioned(text, limit):
+        words = path_words(text)
+        if any(PATH_SHAPED.fullmatch(w) for w in words) or self.mentioned(text, limit):
             return True
         lowered = {w.lower() for w in words if len(w) > 3}
         heads = {w.lower().split("/")[0] for w in words if "/" in w}
@@ -347,15 +349,20 @@ class Workspace:
 # 'src/main.py', 'notes.txt': a name with an extension that starts with a letter (so '3.2.1',
 # '10.5m' and 'e.g' are not paths), in folders or not. 'and/or' is no path; 'src/app' is one
 # when 'src' is there, which names_a_path checks.
-_PATH_SHAPED = re.compile(r"(?:[\w.-]+/)*[\w-]{2,}\.[a-zA-Z]\w{0,5}")
+PATH_SHAPED = re.compile(r"(?:[\w.-]+/)*[\w-]{2,}\.[a-zA-Z]\w{0,5}")
 
 
-def _words(text: str) -> set[str]:
+def path_words(text: str) -> set[str]:
+    """The path-like words of a text: runs of word characters, dots, slashes and dashes,
+    their surrounding punctuation and a trailing slash taken off."""
     words = {w.strip(".,;:!?'\"()`").rstrip("/") for w in re.findall(r"[\w./\\-]+", text)}
     words.discard("")
     return words
 
 
-def _fail(kind: str, message: str, alternatives: list[str] | None = None) -> NoReturn:
+_PATH_SHAPED, _words = PATH_SHAPED, path_words  # the names policy.py imported before they were public
+
+
+def _fail(kind: ErrorKind, message: str, alternatives: list[str] | None = None) -> NoReturn:
     raise WorkspaceError(ToolErrorInfo(kind=kind, message=message, alternatives=alternatives or []))
 

@@ -28,9 +28,9 @@ import threading
 from collections.abc import Iterable
 from typing import Any
 
-from .errors import ConfigError, ToolErrorInfo
-from .schema_tools import tool_from_schema
-from .tools import Tool, clean_schema
+from ..errors import ConfigError, ErrorKind, ToolErrorInfo
+from .schema import tool_from_schema
+from .base import Tool, clean_schema
 from .workspace import WorkspaceError
 
 __all__ = ["McpServer", "connect_all"]
@@ -190,7 +190,7 @@ class McpServer:
 
 
 def _error(message: str) -> WorkspaceError:
-    return WorkspaceError(ToolErrorInfo(kind="mcp_error", message=message))
+    return WorkspaceError(ToolErrorInfo(kind=ErrorKind.MCP_ERROR, message=message))
 
 
 def result_text(result: Any) -> str:

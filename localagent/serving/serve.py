@@ -18,9 +18,9 @@ import uuid
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
-from .backends.base import Backend, Generation
-from .errors import ConfigError
-from .grammar import Constraint
+from ..backends.base import Backend, Generation
+from ..errors import ConfigError
+from ..constraint.grammar import Constraint
 from .openai_api import (
     ApiError, ChatRequest, ProseFilter, RawMemory, Reply, call_json, chunk_json, completion_json, constraint_for,
     options_for, parse_request, reply_of,

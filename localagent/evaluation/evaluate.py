@@ -25,13 +25,13 @@ from typing import Any, Callable, Literal, Sequence
 import jsonschema
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from .backends.base import Backend, Generation, GenerateOptions
-from .decoding import decoding_options, first_token_threshold
-from .errors import ConfigError, ConstraintError
-from .formats import CALL_OPEN, ParsedCall, parse, render_call
-from .grammar import Engine, ToolChoice, build_constraint
-from .loop import AgentConfig
-from .messages import Message, ToolCall
+from ..backends.base import Backend, Generation, GenerateOptions
+from ..decoding import decoding_options, first_token_threshold
+from ..errors import ConfigError, ConstraintError
+from ..formats import CALL_OPEN, ParsedCall, parse, render_call
+from ..constraint.grammar import Engine, ToolChoice, build_constraint
+from ..loop import AgentConfig
+from ..messages import Message, ToolCall
 
 Mode = Literal["constrained", "free"]
 MAX_EXPECTED_CALLS = 6  # matching tries every order of the calls
@@ -486,8 +486,8 @@ def score_turn(case: Case, gen: Generation) -> CaseResult:
         attempts=call_attempts(gen.text, calls, names),
         lenient=(lenient := lenient_calls(gen.text)),
         lenient_errors=schema_errors(case, lenient),
-        decision=gen.info.get("decision"),
-        call_mass=gen.info.get("call_mass"),
+        decision=gen.decision,
+        call_mass=gen.call_mass,
         finish_reason=gen.finish_reason,
         prompt_tokens=gen.prompt_tokens,
         prompt_tokens_evaluated=gen.prompt_tokens_evaluated,
@@ -730,7 +730,7 @@ def rescore(saved: dict[str, Any], cases: list[Case]) -> EvalReport:
         gen = Generation(
             r["text"], r.get("finish_reason", "stop"), r.get("prompt_tokens", 0), r.get("prompt_tokens_evaluated", 0),
             r.get("completion_tokens", 0), r.get("seconds", 0.0),
-            info={k: r[k] for k in ("decision", "call_mass") if r.get(k) is not None},
+            decision=r.get("decision"), call_mass=r.get("call_mass"),
         )
         results.append(score_turn(case, gen))
     parallel = saved.get("parallel_calls")

@@ -7,7 +7,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import ConfigError
+from ...errors import ConfigError
 
 
 @dataclass

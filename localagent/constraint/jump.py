@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 
-from .formats import CALL_CLOSE, CALL_OPEN
+from ..formats import CALL_CLOSE, CALL_OPEN
 
 _ARGS = '"arguments": '
 _CLOSE = "}\n" + CALL_CLOSE

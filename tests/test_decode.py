@@ -1,0 +1,206 @@
+"""The in-process decoder (``LlamaBackend._decode``) driven by a scripted model over a small
+vocabulary, no weights: call or prose at the first token, jump-forward, a token the
+constraint refuses, fail closed, and the length and context limits.
+
+The scripted model wants to write one text: at each step the token that continues it
+(longest first) gets the highest logit, the end token once it is written. The constraint
+is the outlines engine over the same vocabulary, built from a real tool's schema."""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Annotated, Any
+
+import numpy as np
+import pytest
+from pydantic import Field
+
+from localagent.backends.base import GenerateOptions, Generation
+from localagent.backends.llama import LlamaBackend
+from localagent.constraint.grammar import ToolChoice, build_constraint
+from localagent.constraint.llama_grammar import FailClosed
+from localagent.constraint.outlines_engine import OutlinesMatcher, build_index
+from localagent.decoding import decoding_options
+from localagent.formats import CALL_OPEN
+from localagent.loop import AgentConfig
+from localagent.tools import tool
+
+EOS = b"<|im_end|>"
+WORDS = [
+    CALL_OPEN, "</tool_call>", '{"', '": ', '", ', ' "', '"}', "}}", "name", "arguments", "read_file",
+    "path", ".txt", "notes", "The", " answer", " is", "\n", "\n</tool_call>",
+]
+PIECES = [EOS] + [bytes([c]) for c in range(32, 127)] + [w.encode() for w in WORDS]
+PROMPT = [PIECES.index(b"P"), PIECES.index(b":")]
+
+
+@tool
+def read_file(path: Annotated[str, Field(description="The file.")]) -> str:
+    """Read a file."""
+    return path
+
+
+READ_FILE = read_file.openai_schema()
+CALL = '<tool_call>\n{"name": "read_file", "arguments": {"path": "notes.txt"}}\n</tool_call>'
+
+
+class ScriptedLlm:
+    """The part of ``llama_cpp.Llama`` the decoder uses, over ``PIECES``, wanting ``target``."""
+
+    def __init__(self, target: str, n_ctx: int = 4096) -> None:
+        self.target = target.encode()
+        self.input_ids = np.zeros(n_ctx, dtype=np.intc)
+        self.n_tokens = 0
+        self.evaluated: list[list[int]] = []  # every eval, in order
+
+    def detokenize(self, tokens: list[int], special: bool = True) -> bytes:
+        return b"".join(PIECES[t] for t in tokens)
+
+    def tokenize(self, text: bytes, add_bos: bool = False, special: bool = True) -> list[int]:
+        out, i = [], 0
+        while i < len(text):
+            best = max((t for t in range(1, len(PIECES)) if text.startswith(PIECES[t], i)), key=lambda t: len(PIECES[t]))
+            out.append(best)
+            i += len(PIECES[best])
+        return out
+
+    def eval(self, tokens: list[int]) -> None:
+        self.evaluated.append(list(tokens))
+        n = self.n_tokens
+        self.input_ids[n : n + len(tokens)] = tokens
+        self.n_tokens = n + len(tokens)
+
+    def logits_after(self, ids: list[int]) -> np.ndarray:
+        """Noise (fixed by the context), then the wanted continuation on top."""
+        seed = int.from_bytes(hashlib.sha256(np.asarray(ids, dtype=np.int64).tobytes()).digest()[:8], "little")
+        logits = np.random.default_rng(seed).normal(0.0, 1.0, len(PIECES)).astype(np.float32)
+        written = self.detokenize(ids[len(PROMPT) :])
+        if not self.target.startswith(written):
+            logits[0] = 20.0
+            return logits
+        rest = self.target[len(written) :]
+        if not rest:
+            logits[0] = 20.0
+        for t in range(1, len(PIECES)):
+            if rest.startswith(PIECES[t]):
+                logits[t] = 10.0 + len(PIECES[t])
+        return logits
+
+
+def backend(target: str, n_ctx: int = 4096) -> Any:
+    """A ``LlamaBackend`` over ``ScriptedLlm``: only the model calls are replaced."""
+    b: Any = LlamaBackend.__new__(LlamaBackend)
+    b.llm = llm = ScriptedLlm(target, n_ctx)
+    b.progress, b.n_vocab, b.context_size = False, len(PIECES), n_ctx
+    b._eog_ids, b._structured, b._indexes = {0}, None, {}
+    b._trigger = b.tokenize(CALL_OPEN)
+    b._logits = lambda: llm.logits_after(list(llm.input_ids[: llm.n_tokens]))
+
+    def eval_rows(tokens: list[int]) -> list[np.ndarray]:
+        start = list(llm.input_ids[: llm.n_tokens])
+        llm.eval(tokens)
+        return [llm.logits_after(start + tokens[: i + 1]) for i in range(len(tokens))]
+
+    b._eval_rows = eval_rows
+    return b
+
+
+def options(**kw: Any) -> GenerateOptions:
+    """The options ``run`` would use for one step with read_file (outlines engine)."""
+    constraint = build_constraint([READ_FILE], ToolChoice(), engine="outlines")
+    return decoding_options(AgentConfig(engine="outlines", **kw), constraint, threshold=0.5, choice=ToolChoice())
+
+
+def matcher(b: Any, opts: GenerateOptions) -> FailClosed:
+    assert opts.regex is not None
+    return FailClosed(OutlinesMatcher(build_index(opts.regex, b._token_bytes(), 0), b._eog_ids))
+
+
+def decode(b: Any, opts: GenerateOptions, m: Any = None, room: int = 1000) -> Generation:
+    return b._decode(list(PROMPT), room, m, opts, 0.0)
+
+
+def test_free_text_is_the_models_own() -> None:
+    b = backend("The answer is 42.")
+    g = decode(b, GenerateOptions())
+    assert (g.text, g.finish_reason, g.prompt_tokens, g.prompt_tokens_evaluated) == ("The answer is 42.", "stop", 2, 2)
+    assert g.completion_tokens == len(b.last_tokens) == 7 and g.info == {}
+
+
+def test_prose_at_the_first_token_cannot_open_a_call() -> None:
+    b = backend("The answer is 42.")
+    opts = options()
+    g = decode(b, opts, matcher(b, opts))
+    assert g.text == "The answer is 42." and g.finish_reason == "stop"
+    assert g.info["decision"] == "prose" and g.info["call_mass"] < 0.5
+    assert g.info["grammar_rejections"] == 0 and g.info["forced_tokens"] == 0
+
+
+def test_a_call_is_jumped_forward_and_ends_with_its_envelope() -> None:
+    b = backend(CALL)
+    opts = options()
+    streamed: list[str] = []
+    opts.on_text = streamed.append
+    g = decode(b, opts, matcher(b, opts))
+    assert g.text == CALL and "".join(streamed) == CALL and g.finish_reason == "stop"
+    assert g.info["decision"] == "call" and g.info["call_mass"] > 0.99
+    assert g.info["forced_tokens"] > 0 and g.info["forced_dropped"] == 0 and g.info["grammar_rejections"] == 0
+    assert b.llm.detokenize(b.last_tokens).decode() == CALL
+    # Fewer evaluations than tokens: the fixed parts went in batches, the tail unevaluated.
+    assert len(b.llm.evaluated) < g.completion_tokens
+
+
+def test_without_jump_forward_the_same_call_comes_token_by_token() -> None:
+    b = backend(CALL)
+    opts = options(jump_forward=False)
+    g = decode(b, opts, matcher(b, opts))
+    assert g.text == CALL and g.info["forced_tokens"] == 0
+    assert all(len(e) == 1 for e in b.llm.evaluated[1:])
+
+
+def test_a_refused_token_is_replaced_by_the_best_allowed_one() -> None:
+    # The model wants another tool's name: the constraint allows read_file only.
+    b = backend('<tool_call>\n{"name": "write_file", "arguments": {}}')
+    opts = options(jump_forward=False)
+    g = decode(b, opts, matcher(b, opts))
+    assert g.info["grammar_rejections"] >= 1
+    assert g.text.startswith('<tool_call>\n{"name": "read_file"')
+
+
+def test_a_constraint_that_allows_nothing_fails_closed() -> None:
+    class Nothing:
+        error = None
+
+        def allows(self, token: int) -> bool:
+            return False
+
+        def mask(self, logits: np.ndarray) -> np.ndarray:
+            return np.full_like(logits, -np.inf)
+
+        def accept(self, token: int) -> None:
+            raise AssertionError("nothing may be accepted")
+
+    b = backend("The answer.")
+    g = decode(b, GenerateOptions(), Nothing())
+    assert g.finish_reason == "error" and g.info == {"constraint_error": True}
+    assert g.text == "" and g.completion_tokens == 0 and "fail closed" in (g.error or "")
+
+
+def test_limits_end_a_reply_as_length_or_context() -> None:
+    b = backend("The answer is 42.")
+    g = decode(b, GenerateOptions(max_tokens=3))
+    assert (g.text, g.finish_reason, g.error) == ("The answer is", "length", None)
+    b = backend("The answer is 42.")
+    g = decode(b, GenerateOptions(max_tokens=10), room=3)
+    assert (g.text, g.finish_reason) == ("The answer is", "context")
+    assert g.error == "the context window filled up during the reply"
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_sampling_is_fixed_by_the_seed(seed: int) -> None:
+    texts = []
+    for _ in range(2):
+        b = backend("The answer is 42.")
+        opts = options(temperature=1.0, seed=seed)
+        texts.append(decode(b, opts, matcher(b, opts)).text)
+    assert texts[0] == texts[1]
