@@ -11,7 +11,7 @@ import typer
 from tqdm import tqdm
 
 from ..errors import ConfigError
-from ..grammar import ENGINES
+from ..constraint.grammar import ENGINES
 
 
 def eval_tasks(
