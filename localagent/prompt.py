@@ -41,26 +41,6 @@ def _compile(template: str) -> jinja2.Template:
         raise ConfigError(f"chat template does not compile: {e}") from None
 
 
-# Schema keys the grammar and the validator enforce: showing them to the model costs
-# prompt tokens (about 130 of the built-in tools' 1,080) and tells it nothing it can act on.
-_ENFORCED_ONLY = frozenset({"additionalProperties", "minLength", "maxLength", "minimum", "maximum"})
-
-
-def shown_schemas(schemas: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The tool schemas as the model reads them: without the keys only decoding enforces."""
-
-    def walk(node: Any, key: str = "") -> Any:
-        if isinstance(node, list):
-            return [walk(v) for v in node]
-        if not isinstance(node, dict):
-            return node
-        if key == "properties":  # property names are data, never schema keys
-            return {k: walk(v) for k, v in node.items()}
-        return {k: walk(v, k) for k, v in node.items() if k not in _ENFORCED_ONLY}
-
-    return [walk(s) for s in schemas]
-
-
 def render(
     template: str,
     messages: list[dict[str, Any]],

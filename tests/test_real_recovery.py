@@ -27,18 +27,30 @@ MAX_STEPS = 6
 MIAN_TASK = "Read src/mian.py and tell me what VERSION is set to."
 
 
-@pytest.fixture(scope="module")
-def mian_run(qwen) -> RunResult:  # type: ignore[no-untyped-def]
+def _mian(qwen, **config) -> RunResult:  # type: ignore[no-untyped-def]
     task = next(t for t in TASKS if t.id == "misspelt-main")
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         build(task, root)
         assert (root / "src" / "main.py").is_file() and not (root / "src" / "mian.py").exists()
         cfg = AgentConfig(
-            system_prompt=load_prompt("system").strip(), live_grammar=False, limits=Limits(max_steps=MAX_STEPS)
+            system_prompt=load_prompt("system").strip(), live_grammar=False, limits=Limits(max_steps=MAX_STEPS), **config
         )
         agent = Agent(qwen, workspace_tools(Workspace(root), write=False), root=root, config=cfg)
         return agent.run(MIAN_TASK)
+
+
+@pytest.fixture(scope="module")
+def mian_run(qwen) -> RunResult:  # type: ignore[no-untyped-def]
+    # Without the policy's reading of the file a wrong path means: the error path alone.
+    return _mian(qwen, read_named_files=False)
+
+
+def test_a_misspelt_path_is_read_as_the_file_it_means(qwen) -> None:  # type: ignore[no-untyped-def]
+    r = _mian(qwen)
+    calls = _calls(r)
+    assert calls and calls[0][0].arguments == {**calls[0][0].arguments, "path": "src/main.py"} and not calls[0][1].is_error
+    assert r.stop_reason is StopReason.ANSWERED and "3.2.1" in r.answer, r.answer
 
 
 def _calls(r: RunResult):  # type: ignore[no-untyped-def]

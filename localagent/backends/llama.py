@@ -29,7 +29,7 @@ from ..formats import CALL_OPEN, generic_system_prompt, render_call
 from ..constraint.jump import forced_text
 from ..messages import Message
 from ..policy import STRUCTURED_STARTS
-from ..prompt import render, shown_schemas, template_supports_tools
+from ..prompt import render, template_supports_tools
 from .base import Decision, FinishReason, Generation, GenerateOptions
 from ..constraint.llama_grammar import FailClosed, GrammarMatcher
 from ..constraint.llguidance_engine import SPECIAL, LLGuidanceMatcher, start_matcher, tokenizer
@@ -210,7 +210,6 @@ class LlamaBackend:
         self, messages: list[Message], schemas: list[dict[str, Any]], *, add_generation_prompt: bool = True
     ) -> str:
         """The prompt for the next assistant turn."""
-        schemas = shown_schemas(schemas)
         dicts = template_messages(messages, schemas, self.native_tools)
         return render(
             self.template,
