@@ -376,6 +376,7 @@ class Agent:
         if gen is None:
             return
         calls, errors, content = self._calls(gen, s.step)
+        calls = [self._resent(s, c) for c in calls]
         repeat = self._repeat(s, calls) if calls and not errors else policy.Repeat.NONE
         if not calls and not errors and self._echo(s, content):
             repeat = policy.Repeat.ANSWER  # it wrote the task back instead of an answer
@@ -530,6 +531,7 @@ class Agent:
             s.answered.discard(key)
             if r.error is not None and r.error.retry is not None:
                 s.corrected[key] = ToolCall("", **r.error.retry).canonical()
+                s.retries[key] = r.error.retry
                 s.retry_offered = s.corrected[key] not in s.answered and policy.means_the_same(r.error.kind, c.arguments, r.error.retry.get("arguments", {}))
             elif r.error is not None and r.error.kind in _FINAL_ERRORS:
                 s.failed.add(key)  # the same call can only fail the same way again
@@ -620,6 +622,19 @@ class Agent:
         if policy.wants_change(s.task) or cfg.limits.max_steps - s.step < 2 or not any(m.role == "tool" and not m.content.startswith("error (") for m in s.msgs):
             return False
         return bool(policy.unsupported(content, s.task, s.msgs))
+
+    def _resent(self, s: "RunState", c: ToolCall) -> ToolCall:
+        """A read-only call sent again word for word after its error offered a corrected
+        call that means the same (a misspelt path): the corrected call, run instead. The
+        0.5B model sent src/mian.py three times, each after "to retry: ... src/main.py"."""
+        retry = s.retries.get(c.canonical())
+        t = self.tools.get(c.name)
+        if retry is None or t is None or t.irreversible or not self.config.repeat_guard:
+            return c
+        if not policy.means_the_same(ErrorKind.NOT_FOUND, c.arguments, retry.get("arguments", {})):
+            return c
+        self._notice(s, f"{c.name} sent again with the path its error corrected")
+        return ToolCall(c.id, retry["name"], retry.get("arguments", {}))
 
     def _change_not_made(self, s: "RunState") -> bool:
         """An answer to a task that asks for a change, with none made yet (the first time)."""
@@ -785,6 +800,7 @@ class RunState:
     answer: str = ""
     answered: set[str] = field(default_factory=set)  # calls whose results are in the history
     corrected: dict[str, str] = field(default_factory=dict)  # a failed call -> the corrected call its error offered
+    retries: dict[str, dict[str, Any]] = field(default_factory=dict)  # a failed call -> that corrected call
     changes: set[str] = field(default_factory=set)  # irreversible calls that succeeded
     failed: set[str] = field(default_factory=set)  # calls that failed with nothing to correct
     read: set[str] = field(default_factory=set)  # files read whole or in part, as named

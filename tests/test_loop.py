@@ -298,18 +298,19 @@ def test_repeat_guard_catches_a_failed_call_whose_correction_succeeded(tmp_path:
     (root / "src").mkdir(parents=True)
     (root / "src" / "main.py").write_text("VERSION = '3.2.1'\n")
     wrong, right = call_text("read_file", path="src/mian.py"), call_text("read_file", path="src/main.py")
-    # Wrong path, its correction, then back to the wrong path: the third turn asks for
-    # nothing the history lacks, so it is generated again as prose.
+    # Wrong path, its correction, then back to the wrong path: the third turn, read as its
+    # correction, asks for nothing the history lacks, so it is generated again as prose.
     fake = FakeBackend.scripted([wrong, right, wrong, "VERSION is 3.2.1", "unused"])
     tools = workspace_tools(Workspace(root), write=False)
     result = Agent(fake, tools, root=root).run("Read src/mian.py", trace=tmp_path / "t.jsonl")
     assert result.stop_reason is StopReason.ANSWERED and result.answer == "VERSION is 3.2.1"
     step3 = steps_of(read_trace(tmp_path / "t.jsonl"))[2]
-    assert step3["info"]["repeat_guard"] == ['read_file{"path": "src/mian.py"}'] and step3["calls"] == []
-    # Without the correction having run, the same failed call is not a repeat: it runs again.
+    assert step3["info"]["repeat_guard"] == ['read_file{"path": "src/main.py"}'] and step3["calls"] == []
+    # Without the correction having run, the same failed call runs again, corrected.
     fake = FakeBackend.scripted([wrong, wrong, "gave up"])
     result = Agent(fake, tools, root=root).run("Read src/mian.py", trace=tmp_path / "u.jsonl")
-    assert [len(s["calls"]) for s in steps_of(read_trace(tmp_path / "u.jsonl"))] == [1, 1, 0]
+    u = steps_of(read_trace(tmp_path / "u.jsonl"))
+    assert [len(s["calls"]) for s in u] == [1, 1, 0] and u[1]["calls"][0]["arguments"]["path"] == "src/main.py"
 
 
 def test_repeat_guard_backend_error_on_the_retry(tmp_path: Path) -> None:

@@ -249,3 +249,14 @@ def test_a_corrected_path_is_required_only_when_it_means_the_path_given() -> Non
     # The nearest file to one that is not there is not what was asked for: no forced read.
     assert not policy.means_the_same("not_found", {"path": "config/secrets.env"}, {"path": "misc/orbit.md"})
     assert policy.means_the_same("not_a_file", {"path": "docs"}, {"path": "docs/setup.md"})
+
+
+def test_a_read_sent_again_after_its_correction_runs_the_corrected_call(ws: Workspace) -> None:
+    task = "Read confg.cfg and tell me the port."
+    wrong = call_text("read_file", path="confg.cfg")
+    agent, fake = _agent(ws, [wrong, wrong, "The port is 8080."])
+    agent.config.read_named_files = False  # the error path alone
+    r = agent.run(task)
+    assert r.stop_reason is StopReason.ANSWERED and r.answer == "The port is 8080."
+    sent = [c.arguments["path"] for rec in r.records for c in rec.calls]
+    assert sent == ["confg.cfg", "config.cfg"] and "port = 8080" in fake.requests[-1][-1].content

@@ -1,8 +1,8 @@
 """The default model and wrong paths: does it recover through the validator's suggestion?
 
 With plain validation (no state-aware grammar), the first read of `src/mian.py` fails with
-"closest: src/main.py; to retry: {...}", and the 0.5B model sends the corrected call on its
-next turn and answers. (Before the error carried the corrected call, it repeated the failed
+"closest: src/main.py; to retry: {...}"; the 0.5B model sends the corrected call on its
+next turn, or sends the wrong one again, which the loop then runs corrected. (Before the error carried the corrected call, it repeated the failed
 call word for word until the no-progress stop; see the README, "Recovery from wrong paths".)
 """
 
