@@ -240,7 +240,9 @@ class Agent:
         if only is not None:
             schemas = [s for t, s in zip(tools, schemas) if t.irreversible == (only == "changes")]
         if reads:
-            schemas = [_narrow_path(s, reads) if t.name == "read_file" else s for t, s in zip(tools, schemas)]
+            # The whole file, from its start: offered offset and length, the 1.5B model read
+            # one line at a time, then past the end until the no-progress stop.
+            schemas = [_only_path(_narrow_path(s, reads)) if t.name == "read_file" else s for t, s in zip(tools, schemas)]
         return build_constraint(
             schemas,
             choice,
@@ -837,6 +839,16 @@ def _narrow_path(schema: dict[str, Any], paths: list[str]) -> dict[str, Any]:
     if props.get("path", {}).get("type") != "string" or not paths:
         return schema
     params = {**fn["parameters"], "properties": {**props, "path": {"type": "string", "enum": paths}}}
+    return {**schema, "function": {**fn, "parameters": params}}
+
+
+def _only_path(schema: dict[str, Any]) -> dict[str, Any]:
+    """A tool schema with its path argument alone (the others take their defaults)."""
+    fn = schema["function"]
+    props = fn.get("parameters", {}).get("properties", {})
+    if "path" not in props:
+        return schema
+    params = {**fn["parameters"], "properties": {"path": props["path"]}, "required": ["path"]}
     return {**schema, "function": {**fn, "parameters": params}}
 
 

@@ -260,3 +260,10 @@ def test_a_read_sent_again_after_its_correction_runs_the_corrected_call(ws: Work
     assert r.stop_reason is StopReason.ANSWERED and r.answer == "The port is 8080."
     sent = [c.arguments["path"] for rec in r.records for c in rec.calls]
     assert sent == ["confg.cfg", "config.cfg"] and "port = 8080" in fake.requests[-1][-1].content
+
+
+def test_the_read_of_a_named_file_is_of_the_whole_file(ws: Workspace) -> None:
+    agent, _ = _agent(ws, [])
+    c = agent._grammar(agent.tools.schemas(), agent._choice, reads=["notes.txt"])
+    assert c is not None and '\\"notes.txt\\"' in c.text
+    assert dict(c.keys)["read_file"] == ("path",)  # no offset or length to choose
