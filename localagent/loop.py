@@ -233,7 +233,7 @@ class Agent:
         tools = list(self.tools)
         if (targets := policy.write_targets(task, self.workspace)) is not None:
             # A file to create comes first (a copy edited its source); then the files named.
-            targets = policy.to_create(task, self.workspace) or targets
+            targets = policy.to_create(task, self.workspace, targets=targets) or targets
             adds = policy.appends(task)
             pairs = [(t, self._narrow_write(t, s, targets, read or set(), adds) if t.irreversible else s) for t, s in zip(tools, schemas)]
             tools, schemas = [t for t, s in pairs if s is not None], [s for _, s in pairs if s is not None]

@@ -77,10 +77,11 @@ def write_targets(task: str, workspace: Workspace | None, limit: int = 200) -> l
     return out
 
 
-def to_create(task: str, workspace: Workspace | None, limit: int = 200) -> list[str]:
+def to_create(task: str, workspace: Workspace | None, limit: int = 200, targets: list[str] | None = None) -> list[str]:
     """The files a change task names that do not exist and misspell no existing file: files
-    to create. Told to copy a value "into a new file" the 0.5B model edited the source."""
-    targets = write_targets(task, workspace, limit)
+    to create. Told to copy a value "into a new file" the 0.5B model edited the source.
+    ``targets``: ``write_targets`` already computed (it walks the tree)."""
+    targets = targets if targets is not None else write_targets(task, workspace, limit)
     if not targets or workspace is None:
         return []
     existing = workspace.text_files(limit)
