@@ -541,11 +541,14 @@ class Agent:
                 s.path_failed.add(c.name)
         elif (t := self.tools.get(c.name)) is not None and t.irreversible:
             s.answered.clear()  # the world changed: earlier results may be stale
+            s.whole.clear()
             s.changes.add(key)  # the same change again asks for nothing new
         else:
             s.answered.add(key)
             if c.name == "read_file" and isinstance(path := c.arguments.get("path"), str):
                 s.read.add(path)
+                if policy.read_whole(c.arguments, r.content):
+                    s.whole.add(path)
 
     def _finish(self, s: "RunState") -> RunResult:
         assert s.stop is not None
@@ -661,7 +664,8 @@ class Agent:
         if not (cfg.repeat_guard and cfg.constrained and self._choice.mode == "auto"):
             return policy.Repeat.NONE
         known = s.answered | s.changes | s.failed
-        if not all(c.canonical() in known or s.corrected.get(c.canonical()) in known for c in calls):
+        old = lambda c: c.canonical() in known or s.corrected.get(c.canonical()) in known or policy.rereads(c, s.whole)  # noqa: E731
+        if not all(old(c) for c in calls):
             return policy.Repeat.NONE
         can_change = cfg.change_on_repeat and any(t.irreversible for t in self.tools)
         return policy.on_repeat(s.task, bool(s.changes)) if can_change else policy.Repeat.ANSWER
@@ -806,6 +810,7 @@ class RunState:
     changes: set[str] = field(default_factory=set)  # irreversible calls that succeeded
     failed: set[str] = field(default_factory=set)  # calls that failed with nothing to correct
     read: set[str] = field(default_factory=set)  # files read whole or in part, as named
+    whole: set[str] = field(default_factory=set)  # files read from the first line to the last, unchanged since
     checked_answer: bool = False  # an answer was already sent back for holding made-up numbers
     checked_change: bool = False  # an answer was already sent back for a change not made
     retry_offered: bool = False  # the last step's error offered a corrected call not yet made

@@ -8,6 +8,7 @@ from __future__ import annotations
 import posixpath
 import re
 from dataclasses import dataclass
+from typing import Any
 from enum import Enum
 
 from rapidfuzz import fuzz
@@ -158,6 +159,21 @@ def means_the_same(kind: str, given: dict, corrected: dict) -> bool:
         return True
     changed = [(given.get(k), v) for k, v in corrected.items() if v != given.get(k)]
     return all(isinstance(a, str) and isinstance(b, str) and _may_mean(a.rstrip("/"), b.rstrip("/")) for a, b in changed)
+
+
+def read_whole(arguments: dict[str, Any], result: str) -> bool:
+    """Whether a read_file result holds the file from its first line to its last."""
+    return not arguments.get("offset") and _WHOLE.search(result) is not None
+
+
+_WHOLE = re.compile(r"(?:^|\n)\[end of [^\n]*: \d+ lines?\]\s*$")
+
+
+def rereads(call: ToolCall, whole: set[str]) -> bool:
+    """A read of a file the history already holds whole, at any offset: nothing new to
+    learn. Having read a 3-line file, the 1.5B model read it again from offset 3 (past
+    the end), three times, until the no-progress stop."""
+    return call.name == "read_file" and call.arguments.get("path") in whole
 
 
 class Repeat(str, Enum):

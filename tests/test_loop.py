@@ -629,3 +629,24 @@ def test_when_paths_are_narrowed_by_the_grammar(tmp_path: Path, live: Any, narro
     assert agent.run("What is VERSION?").answer == "3.2.1"
     # The file's name as a grammar literal means the path argument is an enum of what exists.
     assert [r'"\"src/main.py\""' in (o.grammar or "") for o in fake.options] == narrowed
+
+
+def test_repeat_guard_takes_a_reread_of_a_whole_file_at_any_offset(tmp_path: Path) -> None:
+    from localagent.tools.builtin import workspace_tools
+    from localagent.tools.workspace import Workspace
+
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / "owner.txt").write_text("Owner: Noor\nKeep it.\n")
+    first = call_text("read_file", path="owner.txt")
+    again = call_text("read_file", path="owner.txt", offset=2, length=1)
+    tools = workspace_tools(Workspace(root), write=False)
+    fake = FakeBackend.scripted([first, again, "The owner is Noor", "unused"])
+    result = Agent(fake, tools, root=root).run("Who owns owner.txt?", trace=tmp_path / "t.jsonl")
+    assert result.stop_reason is StopReason.ANSWERED and result.answer == "The owner is Noor"
+    assert steps_of(read_trace(tmp_path / "t.jsonl"))[1]["calls"] == []  # not run: nothing new in it
+    # A read that stopped before the end leaves the rest to read: that call runs.
+    (root / "owner.txt").write_text("".join(f"line {i}\n" for i in range(300)))
+    fake = FakeBackend.scripted([first, again, "done"])
+    result = Agent(fake, tools, root=root).run("Who owns owner.txt?", trace=tmp_path / "u.jsonl")
+    assert [len(s["calls"]) for s in steps_of(read_trace(tmp_path / "u.jsonl"))] == [1, 1, 0]
