@@ -80,6 +80,8 @@ class AgentConfig:
     # A repeat in a task that asks for a change, before any change: ask for the change
     # (a call of an irreversible tool) instead of an answer.
     change_on_repeat: bool = True
+    # A task that only asks a question is offered no tool that writes a file.
+    questions_read_only: bool = True
 
 
 @dataclass
@@ -237,6 +239,9 @@ class Agent:
             adds = policy.appends(task)
             pairs = [(t, self._narrow_write(t, s, targets, read or set(), adds) if t.irreversible else s) for t, s in zip(tools, schemas)]
             tools, schemas = [t for t, s in pairs if s is not None], [s for _, s in pairs if s is not None]
+        if self.config.questions_read_only and policy.asks_only(task):
+            kept = [(t, s) for t, s in zip(tools, schemas) if not policy.writes_files(t)]
+            tools, schemas = [t for t, _ in kept], [s for _, s in kept]
         if only is not None:
             schemas = [s for t, s in zip(tools, schemas) if t.irreversible == (only == "changes")]
         if reads:

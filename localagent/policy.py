@@ -15,6 +15,7 @@ from rapidfuzz import fuzz
 
 from .messages import Message, ToolCall, ToolResult
 from .prompt import load_prompt
+from .tools.base import Tool
 from .tools.workspace import PATH_SHAPED, Workspace, path_words
 
 # Errors that say a path argument named nothing usable (see Workspace.resolve).
@@ -43,6 +44,22 @@ def wants_change(task: str) -> bool:
     if not _CHANGE.search(task.strip()):
         return False
     return bool(re.search(r"\b(file|folder)\b", task, re.IGNORECASE)) or any(PATH_SHAPED.fullmatch(w) for w in path_words(task))
+
+
+_CHANGE_WORD = re.compile(_CHANGE.pattern.split(")(", 1)[1].split(")\\b", 1)[0].join([r"\b(", r")"]) + r"\b", re.IGNORECASE)
+_ASKS = re.compile(r"^\s*(what|which|who|where|when|why|how|is|are|does|do|list|tell|say|name|read|find|show|count|give)\b|\?\s*$", re.IGNORECASE)
+
+
+def asks_only(task: str) -> bool:
+    """Whether the task is only a question (a question word or mark, no change word
+    anywhere): then no file is written. Having read notes/server.txt to answer "what
+    port...?", the 1.5B model appended its answer to the file."""
+    return bool(_ASKS.search(task)) and not _CHANGE_WORD.search(task)
+
+
+def writes_files(t: Tool) -> bool:
+    """A tool that changes a file it names (write_file, edit_file), not a command."""
+    return t.irreversible and "path" in t.parameters.get("properties", {})
 
 
 def must_look(task: str, workspace: Workspace | None) -> bool:

@@ -267,3 +267,22 @@ def test_the_read_of_a_named_file_is_of_the_whole_file(ws: Workspace) -> None:
     c = agent._grammar(agent.tools.schemas(), agent._choice, reads=["notes.txt"])
     assert c is not None and '\\"notes.txt\\"' in c.text
     assert dict(c.keys)["read_file"] == ("path",)  # no offset or length to choose
+
+
+@pytest.mark.parametrize(
+    "task, writes",
+    [
+        ("What is the server port in notes/server.txt?", False),
+        ("Read docs/door.txt and tell me the door code.", False),
+        ("How many .png files are in assets?", False),
+        ("Find and fix the typo in notes.txt.", True),  # a change word anywhere: writes stay
+        ("Fix the bug", True),
+        ("What should I add to notes.txt? Add it.", True),
+        ("Run the tests", True),
+    ],
+)
+def test_a_question_is_offered_no_file_writes(ws: Workspace, task: str, writes: bool) -> None:
+    agent, _ = _agent(ws, [])
+    c = agent._grammar(agent.tools.schemas(), agent._choice, task=task)
+    assert c is not None and "read_file" in c.text
+    assert ("write_file" in c.text) is writes and ("edit_file" in c.text) is writes
