@@ -26,7 +26,7 @@ from .prompt import load_prompt
 from .stops import Limits, Stop, StopReason, StopWatch
 from .tools import Tool, ToolContext, ToolSet
 from .validate import live_parameters
-from .trace import TraceWriter
+from .trace import RunEnd, RunStart, TraceStep, TraceWriter
 from .tools.workspace import Workspace
 
 
@@ -114,7 +114,7 @@ class Usage:
 
 @dataclass
 class StepRecord:
-    """What one step did; also the trace record."""
+    """What one step did; written to the trace as ``trace.TraceStep.of(record)``."""
 
     step: int
     generation: Generation
@@ -344,14 +344,13 @@ class Agent:
         )
         s = RunState(task, msgs, self.tools.schemas(), ev, TraceWriter(trace), StopWatch(cfg.limits), dispatcher)
         s.writer.write(
-            {
-                "type": "run_start",
-                "task": task,
-                "model": self.backend.name,
-                "tools": self.tools.names(),
-                "config": _config_dict(cfg),
-                "worst_case_tokens": self.worst_case_tokens(),
-            }
+            RunStart(
+                task=task,
+                model=self.backend.name,
+                tools=self.tools.names(),
+                config=_config_dict(cfg),
+                worst_case_tokens=self.worst_case_tokens(),
+            )
         )
         return s
 
@@ -568,7 +567,7 @@ class Agent:
             records=s.records,
             seconds=time.monotonic() - s.started,
         )
-        s.writer.write({"type": "run_end", **result.to_dict()})
+        s.writer.write(RunEnd(**result.to_dict()))
         s.writer.close()
         return result
 
@@ -729,26 +728,7 @@ class Agent:
     ) -> None:
         rec = StepRecord(step, gen, calls, results, errors, time.monotonic() - t0)
         records.append(rec)
-        writer.write(
-            {
-                "type": "step",
-                "step": step,
-                "prompt_tokens": gen.prompt_tokens,
-                "prompt_tokens_evaluated": gen.prompt_tokens_evaluated,
-                "prompt_tokens_reused": gen.prompt_tokens_reused,
-                "completion_tokens": gen.completion_tokens,
-                "finish_reason": gen.finish_reason,
-                "model_seconds": round(gen.seconds, 4),
-                "first_token_seconds": gen.first_token_seconds,
-                "step_seconds": round(rec.seconds, 4),
-                "text": gen.text,
-                "calls": [c.to_dict() for c in calls],
-                "results": [r.to_dict() for r in results],
-                "parse_errors": errors,
-                "error": gen.error,
-                "info": gen.info,
-            }
-        )
+        writer.write(TraceStep.of(rec))
 
     def _forced_answer(self, s: "RunState") -> str:
         """The best answer available after a forced stop, marked as forced: written from

@@ -1,7 +1,9 @@
 """JSONL traces: one record per step, flushed as it happens; and their summary.
 
 A trace is written line by line and flushed after each record, so a run cut
-short (Ctrl-C, SIGTERM, a crash) leaves every finished step on disk.
+short (Ctrl-C, SIGTERM, a crash) leaves every finished step on disk. The records
+(``RunStart``, ``TraceStep``, ``RunEnd``) are defined here once: the loop writes
+through them and the readers parse each line back into them.
 """
 
 from __future__ import annotations
@@ -12,12 +14,15 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, field_validator
 
 from .errors import ConfigError
 from .paths import folder
+
+if TYPE_CHECKING:
+    from .loop import StepRecord
 
 
 def default_trace_dir() -> Path:
@@ -51,12 +56,13 @@ class TraceWriter:
                     why = f"{next(p for p in self.path.parents if p.exists())} is not a folder"
                 raise ConfigError(f"cannot write trace {self.path}: {why}") from None
 
-    def write(self, record: dict[str, Any]) -> None:
+    def write(self, record: TraceRecord | dict[str, Any]) -> None:
         """Write one record and flush it to the OS."""
         if self._fh is None:
             return
-        record = {"t": round(time.time(), 3), **record}
-        self._fh.write(json.dumps(record, ensure_ascii=False, default=str) + "\n")
+        fields = record.to_json() if isinstance(record, _Line) else record
+        line = {"t": round(time.time(), 3), **fields}
+        self._fh.write(json.dumps(line, ensure_ascii=False, default=str) + "\n")
         self._fh.flush()
 
     def close(self) -> None:
@@ -72,57 +78,129 @@ def _ends_with_newline(path: Path) -> bool:
         return f.read(1) == b"\n"
 
 
-class _Lenient(BaseModel):
-    # Every field may be missing (old traces, other record types), but one that is there
-    # has the type the readers rely on; strict, so "3" is not taken for 3.
+class _Line(BaseModel):
+    # One definition for the writer and the readers. Every field has a default, so that an
+    # old trace missing a newer field still reads; a field that is there has the type the
+    # readers rely on (strict: "3" is not taken for 3); unknown fields are kept.
     model_config = ConfigDict(extra="allow", strict=True)
 
+    def to_json(self) -> dict[str, Any]:
+        """The record as written: its declared fields in order, nested records as dicts."""
+        return {k: _plain(getattr(self, k)) for k in type(self).model_fields}
 
-class _Call(_Lenient):
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, list):
+        return [v.to_json() if isinstance(v, _Line) else v for v in value]
+    return value
+
+
+class TraceCall(_Line):
+    """A tool call as a step record holds it."""
+
     id: str | None = None
     name: str | None = None
+    arguments: dict[str, Any] = {}
 
 
-class _Result(_Lenient):
+class TraceResult(_Line):
+    """A call's result as a step record holds it (``error`` is ``ToolErrorInfo.to_dict()``)."""
+
     call_id: str | None = None
     name: str | None = None
     content: str = ""
     error: dict[str, Any] | None = None
     truncated_tokens: int = 0
+    seconds: float = 0.0
 
 
-class _Info(_Lenient):
-    repeat_guard: list[str] = []
+class RunStart(_Line):
+    """The first record of a run: the task, the model, the tools and the whole config."""
 
-
-class _Record(_Lenient):
-    """The shape of what ``TraceWriter`` writes from the loop, as far as readers use it."""
-
-    type: str | None = None
+    type: Literal["run_start"] = "run_start"
     task: str = ""
     model: str | None = None
     tools: list[str] = []
-    step: int | None = None
-    text: str = ""
+    config: dict[str, Any] = {}
+    worst_case_tokens: int | None = None
+
+
+class TraceStep(_Line):
+    """One step: the tokens it cost, the model's text, its calls and their results."""
+
+    type: Literal["step"] = "step"
+    step: int = 0
     prompt_tokens: int = 0
     prompt_tokens_evaluated: int = 0
+    prompt_tokens_reused: int = 0
     completion_tokens: int = 0
     finish_reason: str | None = None
+    model_seconds: float = 0.0
+    first_token_seconds: float | None = None
+    step_seconds: float = 0.0
+    text: str = ""
+    calls: list[TraceCall] = []
+    results: list[TraceResult] = []
+    parse_errors: list[str] = []
     error: str | None = None
-    calls: list[_Call] = []
-    results: list[_Result] = []
-    info: _Info = _Info()
+    info: dict[str, Any] = {}  # Generation.info: what the decoder and the loop noted
+
+    @field_validator("info")
+    @classmethod
+    def _guard_names_calls(cls, info: dict[str, Any]) -> dict[str, Any]:
+        guard = info.get("repeat_guard")
+        if guard is not None and not (isinstance(guard, list) and all(isinstance(g, str) for g in guard)):
+            raise ValueError("repeat_guard must be a list of call strings")  # trace show joins them
+        return info
+
+    @classmethod
+    def of(cls, rec: StepRecord) -> TraceStep:
+        """The record of what the loop's step did."""
+        gen = rec.generation
+        return cls(
+            step=rec.step,
+            prompt_tokens=gen.prompt_tokens,
+            prompt_tokens_evaluated=gen.prompt_tokens_evaluated,
+            prompt_tokens_reused=gen.prompt_tokens_reused,
+            completion_tokens=gen.completion_tokens,
+            finish_reason=gen.finish_reason,
+            model_seconds=round(gen.seconds, 4),
+            first_token_seconds=gen.first_token_seconds,
+            step_seconds=round(rec.seconds, 4),
+            text=gen.text,
+            calls=[TraceCall(**c.to_dict()) for c in rec.calls],
+            results=[TraceResult(**r.to_dict()) for r in rec.results],
+            parse_errors=rec.parse_errors,
+            error=gen.error,
+            info=gen.info,
+        )
+
+
+class RunEnd(_Line):
+    """The last record of a finished run: ``RunResult.to_dict()``."""
+
+    type: Literal["run_end"] = "run_end"
+    answer: str = ""
     stop_reason: str = "unknown"
     message: str = ""
     steps: int = 0
-    answer: str = ""
     usage: dict[str, int] = {}
+    trace: str | None = None
     seconds: float = 0.0
+
+
+TraceRecord = RunStart | TraceStep | RunEnd
+_TYPES: dict[str, type[TraceRecord]] = {"run_start": RunStart, "step": TraceStep, "run_end": RunEnd}
 
 
 def read_trace(path: Path | str) -> list[dict[str, Any]]:
     """The records of one trace. A line that is not a whole record of the right shape (a
     torn last line of a killed run, a damaged or foreign line) is skipped."""
+    return [raw for raw, _ in _read(path)]
+
+
+def _read(path: Path | str) -> list[tuple[dict[str, Any], TraceRecord | None]]:
+    """Each record as written, and as its type (None for a type the loop does not write)."""
     records = []
     try:
         data = Path(path).read_bytes()
@@ -134,11 +212,21 @@ def read_trace(path: Path | str) -> list[dict[str, Any]]:
             continue
         try:
             record = json.loads(line)
-            _Record.model_validate(record)
-        except (json.JSONDecodeError, ValidationError, RecursionError):
+            typed = parse_record(record)
+        except (ValueError, RecursionError):  # ValidationError and JSONDecodeError are ValueErrors
             continue
-        records.append(record)
+        records.append((record, typed))
     return records
+
+
+def parse_record(record: Any) -> TraceRecord | None:
+    """One decoded line as the type the loop wrote it with (None for a type it does not
+    write). Raises ValueError when it is no record or a field has the wrong type."""
+    kind = record.get("type") if isinstance(record, dict) else 0
+    if kind is not None and not isinstance(kind, str):
+        raise ValueError("not a trace record")
+    model = _TYPES.get(kind) if kind is not None else None
+    return model.model_validate(record) if model is not None else None
 
 
 @dataclass
@@ -180,29 +268,33 @@ def summarize(paths: list[Path | str]) -> Stats:
     """Steps to finish, failures per tool and share of each stop reason."""
     st = Stats()
     for p in paths:
-        recs = read_trace(p)
-        starts = [r for r in recs if r.get("type") == "run_start"]
+        recs = [typed for _, typed in _read(p) if typed is not None]
+        starts = sum(isinstance(r, RunStart) for r in recs)
         if not starts:
             continue
-        st.runs += len(starts)
+        st.runs += starts
         for r in recs:
-            if r.get("type") == "step":
-                st.tokens_sent += r.get("prompt_tokens", 0)
-                st.tokens_evaluated += r.get("prompt_tokens_evaluated", 0)
-                lost = (r.get("info") or {}).get("kv_reuse_lost")
-                if isinstance(lost, int) and lost > 0:
-                    st.kv_reuse_lost_steps += 1
-                    st.kv_reuse_lost_tokens += lost
-                for res in r.get("results", []):
-                    name = res.get("name") or "(unnamed)"
-                    st.tool_calls[name] += 1
-                    if res.get("error"):
-                        st.tool_failures[name] += 1
-            elif r.get("type") == "run_end":
+            if isinstance(r, TraceStep):
+                _add_step(st, r)
+            elif isinstance(r, RunEnd):
                 st.finished += 1
-                st.steps.append(r.get("steps", 0))
-                st.stop_reasons[r.get("stop_reason", "unknown")] += 1
-        unfinished = len(starts) - sum(1 for r in recs if r.get("type") == "run_end")
+                st.steps.append(r.steps)
+                st.stop_reasons[r.stop_reason] += 1
+        unfinished = starts - sum(isinstance(r, RunEnd) for r in recs)
         if unfinished > 0:
             st.stop_reasons["unfinished"] += unfinished
     return st
+
+
+def _add_step(st: Stats, r: TraceStep) -> None:
+    st.tokens_sent += r.prompt_tokens
+    st.tokens_evaluated += r.prompt_tokens_evaluated
+    lost = r.info.get("kv_reuse_lost")
+    if isinstance(lost, int) and lost > 0:
+        st.kv_reuse_lost_steps += 1
+        st.kv_reuse_lost_tokens += lost
+    for res in r.results:
+        name = res.name or "(unnamed)"
+        st.tool_calls[name] += 1
+        if res.error:
+            st.tool_failures[name] += 1

@@ -14,7 +14,17 @@ from localagent.errors import ConfigError
 from localagent.loop import Agent, AgentConfig
 from localagent.stops import Limits
 from localagent.tools import tool
-from localagent.trace import TraceWriter, default_trace_dir, new_trace_path, read_trace, summarize
+from localagent.trace import (
+    RunEnd,
+    RunStart,
+    TraceStep,
+    TraceWriter,
+    default_trace_dir,
+    new_trace_path,
+    parse_record,
+    read_trace,
+    summarize,
+)
 
 
 @tool
@@ -70,6 +80,19 @@ def test_default_trace_dir(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> N
 def _run(path: Path, replies: list[str], max_steps: int = 12) -> None:
     agent = Agent(FakeBackend.scripted(replies), [lookup], config=AgentConfig(limits=Limits(max_steps=max_steps)))
     agent.run("task", trace=path)
+
+
+def test_the_loop_writes_through_the_record_types_the_readers_parse(tmp_path: Path) -> None:
+    path = tmp_path / "t.jsonl"
+    _run(path, [call_text("lookup", key="bad"), call_text("lookup", key="x"), "answer"])
+    records = read_trace(path)
+    kinds = {"run_start": RunStart, "step": TraceStep, "run_end": RunEnd}
+    assert [r["type"] for r in records] == ["run_start", "step", "step", "step", "run_end"]
+    for raw in records:
+        typed = parse_record(raw)
+        assert type(typed) is kinds[raw["type"]]
+        # Every field written is a field of the type, in its order, and nothing else.
+        assert typed is not None and list(raw) == ["t", *typed.to_json()] and {"t": raw["t"], **typed.to_json()} == raw
 
 
 def test_summarize_over_several_traces(tmp_path: Path) -> None:
