@@ -9,6 +9,9 @@ from pathlib import Path
 
 import pytest
 from hypothesis import settings
+from runs import Trace, Traced, traced_run
+
+from localagent.loop import Agent, Events, RunResult
 
 # Property tests: `ci` (the default) is reproducible, the same examples on every run;
 # `big` (HYPOTHESIS_PROFILE=big, or --hypothesis-profile big) draws fresh ones, ten times
@@ -38,6 +41,17 @@ def qwen() -> Iterator[object]:
 def smol() -> Iterator[object]:
     """The tiny model, loaded in-process."""
     yield _load(TINY)
+
+
+@pytest.fixture
+def traced(tmp_path: Path) -> Traced:
+    """``traced(agent, task, events=None)``: the run into a fresh trace in ``tmp_path``, the
+    trace read back, and the invariants every run must satisfy checked (tests/runs.py)."""
+
+    def go(agent: Agent, task: str = "the task", events: Events | None = None) -> tuple[RunResult, Trace]:
+        return traced_run(agent, task, tmp_path / "trace.jsonl", events)
+
+    return go
 
 
 @pytest.fixture

@@ -24,10 +24,9 @@ from localagent.backends.fake import FakeBackend, call_text
 from localagent.constraint.llama_grammar import FailClosed, GrammarMatcher
 from localagent.constraint.outlines_engine import OutlinesMatcher, build_index
 from localagent.constraint.grammar import ToolChoice, build_constraint
-from localagent.loop import Agent, AgentConfig
 from localagent.stops import EXIT_CODES, Limits, StopReason
 from localagent.tools import tool
-from localagent.trace import read_trace
+from runs import Trace, fake_run
 
 ran: list[str] = []
 
@@ -248,17 +247,13 @@ def test_fail_closed_passes_a_working_matcher_through(vocab: Any) -> None:
 # -- the loop: a constraint error is a clean stop, and nothing unconstrained runs ------------
 
 
-def run(tmp_path: Path, replies: list[Any], tools: list[Any] | None = None, **config: Any) -> tuple[Any, list[dict[str, Any]], FakeBackend]:
-    fake = FakeBackend.scripted(replies)
-    path = tmp_path / "trace.jsonl"
-    result = Agent(fake, tools or [add, lookup], config=AgentConfig(**config)).run("the task", trace=path)
-    return result, read_trace(path), fake
+def run(tmp_path: Path, replies: list[Any], tools: list[Any] | None = None, **config: Any) -> tuple[Any, Trace, FakeBackend]:
+    return fake_run(tmp_path, replies, tools or [add, lookup], **config)
 
 
-def _ends_cleanly(result: Any, trace: list[dict[str, Any]]) -> None:
+def _ends_cleanly(result: Any, trace: Trace) -> None:
+    # The start, the end and its stop reason in the trace: assert_run_invariants (in fake_run).
     assert result.stop_reason is StopReason.CONSTRAINT_ERROR and EXIT_CODES[result.stop_reason] == 8
-    assert trace[0]["type"] == "run_start" and trace[-1]["type"] == "run_end"
-    assert trace[-1]["stop_reason"] == "constraint_error"
     assert ran == []
 
 

@@ -21,6 +21,7 @@ from localagent.loop import Agent, AgentConfig, RunResult
 from localagent.stops import Limits, StopReason
 from localagent.tools import tool
 from localagent.trace import TraceWriter, read_trace
+from runs import Trace, fake_run
 
 release = threading.Event()
 
@@ -115,11 +116,10 @@ CALLS: list[tuple[str, dict[str, Any], str | None]] = [  # (tool, arguments, err
 ]
 
 
-def _run(tmp_path: Path, replies: list[Any], **config: Any) -> tuple[RunResult, list[dict[str, Any]]]:
+def _run(tmp_path: Path, replies: list[Any], **config: Any) -> tuple[RunResult, Trace]:
     limits = Limits(max_steps=len(replies) + 1, error_limit=0, repeat_limit=0)  # no no-progress stop here
-    agent = Agent(FakeBackend.scripted(replies), TOOLS, config=AgentConfig(limits=limits, **config))
-    result = agent.run("faults", trace=tmp_path / "t.jsonl")
-    return result, read_trace(tmp_path / "t.jsonl")
+    result, trace, _ = fake_run(tmp_path, replies, TOOLS, task="faults", limits=limits, **config)
+    return result, trace
 
 
 def test_every_tool_fault_is_a_structured_result_and_the_loop_goes_on(

@@ -33,6 +33,7 @@ from localagent.loop import Agent, AgentConfig, RunResult
 from localagent.stops import Limits, StopReason
 from localagent.tools import tool
 from localagent.trace import read_trace
+from runs import traced_run
 
 PROFILE = settings.get_current_profile_name()
 SCALE = 10 if PROFILE == "big" else 1
@@ -243,25 +244,13 @@ def test_the_parser_never_raises_and_returns_only_objects(text: str) -> None:
 
 
 def check_run(agent: Agent, folder: Path) -> RunResult:
-    """Run the agent once and check the loop's invariants."""
+    """Run the agent once and check the loop's invariants (every call answered exactly
+    once, in the history and the records: assert_run_invariants)."""
     path = folder / "trace.jsonl"
-    path.unlink(missing_ok=True)  # the writer appends
-    result = agent.run("fuzz", trace=path)
+    result, trace = traced_run(agent, "fuzz", path)
     assert isinstance(result.stop_reason, StopReason)
-    trace = read_trace(path)
     lines = [x for x in path.read_text(encoding="utf-8").split("\n") if x]
     assert len(trace) == len(lines), "every trace line is whole JSON"
-    assert trace[0]["type"] == "run_start" and trace[-1]["type"] == "run_end"
-    assert trace[-1]["stop_reason"] == result.stop_reason.value
-    # Every call answered, exactly once, in the history and in the records.
-    calls = [c for m in result.history if m.role == "assistant" for c in m.tool_calls]
-    answers = [m.tool_call_id for m in result.history if m.role == "tool"]
-    ids = [c.id for c in calls]
-    assert len(set(ids)) == len(ids)
-    assert set(ids) <= set(answers) and len(answers) == len(set(answers))
-    for rec in result.records:
-        assert [r.call_id for r in rec.results][: len(rec.calls)] == [c.id for c in rec.calls]
-        assert len(rec.results) == len(rec.calls) + len(rec.parse_errors)
     # What ran is exactly the calls that validated, in order.
     ran = [
         (c.name, c.arguments)

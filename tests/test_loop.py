@@ -16,6 +16,7 @@ from localagent.messages import Message
 from localagent.stops import Limits, StopReason
 from localagent.tools import tool
 from localagent.trace import read_trace
+from runs import Trace, Traced, fake_run
 
 release = threading.Event()  # lets the hanging tool end once the tests are over
 executed: list[str] = []  # what the tools really ran, in order
@@ -80,19 +81,8 @@ def slow(seconds: float) -> str:
 TOOLS = [add, lookup, fail, flaky, big, hang, slow]
 
 
-def run(
-    tmp_path: Path,
-    replies: list[Any],
-    *,
-    backend: dict[str, Any] | None = None,
-    limits: Limits | None = None,
-    **config: Any,
-) -> tuple[RunResult, list[dict[str, Any]], FakeBackend]:
-    fake = FakeBackend.scripted(replies, **(backend or {}))
-    cfg = AgentConfig(limits=limits or Limits(), **config)
-    path = tmp_path / "trace.jsonl"
-    result = Agent(fake, TOOLS, config=cfg).run("the task", trace=path)
-    return result, read_trace(path), fake
+def run(tmp_path: Path, replies: list[Any], **config: Any) -> tuple[RunResult, Trace, FakeBackend]:
+    return fake_run(tmp_path, replies, TOOLS, **config)
 
 
 def steps_of(trace: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -199,12 +189,12 @@ def test_token_budget(tmp_path: Path) -> None:
     assert trace[-1]["stop_reason"] == "token_budget"
 
 
-def test_worst_case_tokens(tmp_path: Path) -> None:
+def test_worst_case_tokens(traced: Traced) -> None:
     agent = Agent(FakeBackend(context_size=1000), TOOLS, config=AgentConfig(limits=Limits(max_steps=7)))
     assert agent.worst_case_tokens() == 7 * 1000
     agent.backend.enqueue("hi")  # type: ignore[attr-defined]
-    agent.run("t", trace=tmp_path / "t.jsonl")
-    assert read_trace(tmp_path / "t.jsonl")[0]["worst_case_tokens"] == 7000
+    _, trace = traced(agent, "t")
+    assert trace[0]["worst_case_tokens"] == 7000
 
 
 # -- no progress -------------------------------------------------------------------
@@ -508,29 +498,27 @@ def test_interrupt_ends_the_run_cleanly(tmp_path: Path) -> None:
     assert trace[-1]["stop_reason"] == "interrupted"
 
 
-def test_interrupt_while_generating_keeps_the_text_streamed_so_far(tmp_path: Path) -> None:
+def test_interrupt_while_generating_keeps_the_text_streamed_so_far(traced: Traced) -> None:
     def ctrl_c_after_text(piece: str) -> None:
         if "halfway" in piece:
             raise KeyboardInterrupt
 
     agent = Agent(FakeBackend.scripted([call_text("add", a=1, b=2), "The sum is 3, halfway through"]), [add], config=AgentConfig())
-    result = agent.run("add", trace=tmp_path / "t.jsonl", events=Events(on_text=ctrl_c_after_text))
-    trace = read_trace(tmp_path / "t.jsonl")
+    result, trace = traced(agent, "add", Events(on_text=ctrl_c_after_text))
     assert result.stop_reason is StopReason.INTERRUPTED and result.steps == 2
     assert result.answer.endswith("The sum is 3, halfway through")
     last = steps_of(trace)[-1]
     assert last["step"] == 2 and last["text"] == "The sum is 3, halfway through"
 
 
-def test_interrupt_while_tools_run_answers_every_call(tmp_path: Path) -> None:
+def test_interrupt_while_tools_run_answers_every_call(traced: Traced) -> None:
     def ctrl_c_on_call(call: Any) -> None:
         raise KeyboardInterrupt
 
     two = call_text("add", a=1, b=2) + "\n" + call_text("lookup", key="k")
     config = AgentConfig(parallel_calls=True)
     agent = Agent(FakeBackend.scripted([two]), [add, lookup], config=config)
-    result = agent.run("go", trace=tmp_path / "t.jsonl", events=Events(on_call=ctrl_c_on_call))
-    trace = read_trace(tmp_path / "t.jsonl")
+    result, trace = traced(agent, "go", Events(on_call=ctrl_c_on_call))
     assert result.stop_reason is StopReason.INTERRUPTED and executed == []
     step = steps_of(trace)[-1]
     assert [c["id"] for c in step["calls"]] == [r["call_id"] for r in step["results"]]
@@ -586,27 +574,25 @@ class _Counting(FakeBackend):
 
 
 @pytest.mark.parametrize("backend_cls", [FakeBackend, _Counting])
-def test_a_template_that_re_renders_earlier_turns_is_reported(tmp_path: Path, backend_cls: type) -> None:
+def test_a_template_that_re_renders_earlier_turns_is_reported(traced: Traced, backend_cls: type) -> None:
     replies = [call_text("add", a=1, b=2), call_text("lookup", key="k"), "done"]
     fake = backend_cls(replies=__import__("collections").deque(replies))
     fake.reuses_kv_cache = True
-    path = tmp_path / "t.jsonl"
-    Agent(fake, TOOLS).run("the task", trace=path)
-    lost = [s["info"].get("kv_reuse_lost") for s in steps_of(read_trace(path))]
+    _, trace = traced(Agent(fake, TOOLS))
+    lost = [s["info"].get("kv_reuse_lost") for s in steps_of(trace)]
     if backend_cls is FakeBackend:
         assert lost == [None, None, None]  # every step reused the whole previous prompt
     else:
         assert lost[0] is None and all(n and n > 0 for n in lost[1:]), lost
 
 
-def test_folding_is_not_reported_as_a_re_render(tmp_path: Path) -> None:
+def test_folding_is_not_reported_as_a_re_render(traced: Traced) -> None:
     fake = FakeBackend.scripted([call_text("big", n=100 + i) for i in range(5)] + ["done"], context_size=2000)
     fake.reuses_kv_cache = True
-    path = tmp_path / "t.jsonl"
     cfg = AgentConfig(context_limit=600, max_tokens=50, max_result_tokens=1000)
-    result = Agent(fake, TOOLS, config=cfg).run("the task", trace=path)
+    result, trace = traced(Agent(fake, TOOLS, config=cfg))
     assert any(m.folded for m in result.history)
-    assert all("kv_reuse_lost" not in s["info"] for s in steps_of(read_trace(path)))
+    assert all("kv_reuse_lost" not in s["info"] for s in steps_of(trace))
 
 
 # -- state-aware grammars ----------------------------------------------------------------

@@ -21,6 +21,7 @@ from localagent.messages import Message
 from localagent.stops import EXIT_CODES, Limits, StopReason
 from localagent.tools import tool
 from localagent.trace import read_trace
+from runs import Trace, fake_run
 
 ran: list[dict[str, Any]] = []
 
@@ -35,14 +36,9 @@ def save_note(title: str, body: str) -> str:
 CALL = call_text("save_note", title="groceries", body="eggs, milk, \"flour\" and <tool_call> tags")
 
 
-def _run(tmp_path: Path, replies: list[Any], **config: Any) -> tuple[RunResult, list[dict[str, Any]]]:
+def _run(tmp_path: Path, replies: list[Any], **config: Any) -> tuple[RunResult, Trace]:
     ran.clear()
-    path = tmp_path / "t.jsonl"
-    path.unlink(missing_ok=True)
-    agent = Agent(FakeBackend.scripted(replies), [save_note], config=AgentConfig(**config))
-    result = agent.run("save it", trace=path)
-    trace = read_trace(path)
-    assert trace[-1]["type"] == "run_end" and trace[-1]["stop_reason"] == result.stop_reason.value
+    result, trace, _ = fake_run(tmp_path, replies, [save_note], task="save it", **config)
     return result, trace
 
 
