@@ -598,7 +598,7 @@ class Agent:
         though the history only grew since: the chat template rendered earlier turns
         differently (a date, a counter, reasoning dropped from old turns), which silently
         turns reuse into re-evaluation. Returns this prompt's length, for the next step."""
-        if not getattr(self.backend, "reuses_kv_cache", False) or gen.finish_reason == "error":
+        if not self.backend.reuses_kv_cache or gen.finish_reason == "error":
             return 0
         lost = previous - gen.prompt_tokens_reused
         if previous and lost > 0:

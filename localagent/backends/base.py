@@ -105,8 +105,9 @@ class Backend(Protocol):
     name: str
     context_size: int
     native_tools: bool  # True when the chat template lists tools itself
-    # A backend whose prompt_tokens_evaluated counts a real KV-cache reuse sets
-    # ``reuses_kv_cache = True``; the loop then checks that each step reuses the last prompt.
+    # True when prompt_tokens_evaluated counts a real KV-cache reuse: the loop then checks
+    # that each step reuses the last prompt (and notes kv_reuse_lost when it does not).
+    reuses_kv_cache: bool
 
     def count_tokens(self, text: str) -> int:
         """Tokens in ``text`` under this model's tokenizer."""

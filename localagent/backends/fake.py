@@ -32,6 +32,7 @@ class FakeBackend:
     name: str = "fake"
     context_size: int = 8192
     native_tools: bool = True
+    reuses_kv_cache: bool = False  # its cache is simulated; a test sets True to check the loop's reuse check
     requests: list[list[Message]] = field(default_factory=list)  # a snapshot per call
     options: list[GenerateOptions] = field(default_factory=list)  # what each call was asked under (the grammar, ...)
     _cached: list[str] = field(default_factory=list)

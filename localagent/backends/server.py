@@ -148,6 +148,8 @@ class ServerBackend:
     name: str
     native_tools: bool
     context_size: int
+    # Not every server says what it evaluated (then the whole prompt counts): no reuse check.
+    reuses_kv_cache = False
 
     def __init__(
         self,
