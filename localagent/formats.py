@@ -14,10 +14,13 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from .messages import Message
 from .prompt import load_prompt
 
 CALL_OPEN = "<tool_call>"
 CALL_CLOSE = "</tool_call>"
+RESULT_OPEN = "<tool_response>"  # a result, for templates that know no tool role
+RESULT_CLOSE = "</tool_response>"
 
 
 @dataclass
@@ -150,7 +153,35 @@ def render_call(name: str, arguments: dict[str, Any]) -> str:
     return f"{CALL_OPEN}\n{body}\n{CALL_CLOSE}"
 
 
+def render_result(content: str) -> str:
+    """One result in the envelope, as a user turn carries it."""
+    return f"{RESULT_OPEN}\n{content}\n{RESULT_CLOSE}"
+
+
 def generic_system_prompt(tool_schemas: list[dict[str, Any]]) -> str:
     """The tool instructions for models whose template cannot list tools."""
     listing = "\n".join(json.dumps(s["function"], ensure_ascii=False) for s in tool_schemas)
     return load_prompt("generic_tools").format(tools=listing)
+
+
+def text_messages(messages: list[Message], schemas: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The history for a chat template that knows no tools (the tiny model's, or any behind
+    a server given a grammar): the tools described in the system message, assistant turns
+    as generated (calls in the envelope), results as user turns."""
+    out: list[dict[str, Any]] = []
+    for m in messages:
+        if m.role == "assistant":
+            calls = [render_call(c.name, c.arguments) for c in m.tool_calls]
+            text = m.raw if m.raw is not None else "\n".join([m.content] * bool(m.content) + calls)
+            out.append({"role": "assistant", "content": text})
+        elif m.role == "tool":
+            out.append({"role": "user", "content": render_result(m.content)})
+        else:
+            out.append({"role": m.role, "content": m.content})
+    if schemas:
+        tools_text = generic_system_prompt(schemas)
+        if out and out[0]["role"] == "system":
+            out[0] = {"role": "system", "content": out[0]["content"] + "\n\n" + tools_text}
+        else:
+            out.insert(0, {"role": "system", "content": tools_text})
+    return out

@@ -17,7 +17,7 @@ from .backends.base import Backend, Generation
 from .decoding import decoding_options, first_token_threshold
 from .dispatch import Dispatcher
 from .errors import ConfigError, ConstraintError, ErrorKind, ToolErrorInfo
-from .formats import parse
+from .formats import CALL_CLOSE, CALL_OPEN, parse
 from .constraint.grammar import Constraint, Engine, ToolChoice, build_constraint
 from .history import fold
 from .messages import Message, ToolCall, ToolResult, to_openai_messages
@@ -869,7 +869,7 @@ def _partial_prose(text: str) -> str:
 def _format_error(step: int, i: int, message: str, gen: Generation) -> ToolResult:
     info = ToolErrorInfo(
         kind=ErrorKind.FORMAT_ERROR,
-        message=message + ' ; a call is <tool_call>\n{"name": ..., "arguments": {...}}\n</tool_call>',
+        message=message + f' ; a call is {CALL_OPEN}\n{{"name": ..., "arguments": {{...}}}}\n{CALL_CLOSE}',
     )
     return ToolResult(call_id=f"call_{step}_format{i}", name="(format)", content=info.render(), error=info)
 

@@ -25,7 +25,7 @@ import llama_cpp
 from llama_cpp import Llama
 
 from ..errors import BackendError, ConstraintError
-from ..formats import CALL_OPEN, generic_system_prompt, render_call
+from ..formats import CALL_OPEN, text_messages
 from ..constraint.jump import forced_text
 from ..messages import Message
 from ..policy import STRUCTURED_STARTS
@@ -41,32 +41,14 @@ def template_messages(
     messages: list[Message], schemas: list[dict[str, Any]], native_tools: bool
 ) -> list[dict[str, Any]]:
     """History as template dicts. Assistant turns are rendered from the exact
-    text generated (so the prompt re-renders what is in the KV cache); without
-    native tool support the tool list goes into the system message."""
-    out: list[dict[str, Any]] = []
-    for m in messages:
-        if m.role == "assistant" and m.raw is not None:
-            out.append({"role": "assistant", "content": m.raw})
-        elif m.role == "assistant" and m.tool_calls and not native_tools:
-            # A template without tools ignores tool_calls: write the calls out in our envelope.
-            calls = [render_call(c.name, c.arguments) for c in m.tool_calls]
-            out.append({"role": "assistant", "content": "\n".join([m.content] * bool(m.content) + calls)})
-        else:
-            out.append(m.to_template())
-    if schemas and not native_tools:
-        tools_text = generic_system_prompt(schemas)
-        if out and out[0]["role"] == "system":
-            out[0] = {**out[0], "content": out[0]["content"] + "\n\n" + tools_text}
-        else:
-            out.insert(0, {"role": "system", "content": tools_text})
-        # Templates without tool support often know no "tool" role either.
-        out = [
-            {"role": "user", "content": f"<tool_response>\n{d['content']}\n</tool_response>"}
-            if d["role"] == "tool"
-            else d
-            for d in out
-        ]
-    return out
+    text generated (so the prompt re-renders what is in the KV cache); a template
+    without native tool support gets the history in our envelope (``formats.text_messages``)."""
+    if not native_tools:
+        return text_messages(messages, schemas)
+    return [
+        {"role": "assistant", "content": m.raw} if m.role == "assistant" and m.raw is not None else m.to_template()
+        for m in messages
+    ]
 
 
 def amx_unsafe() -> bool:

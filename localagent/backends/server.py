@@ -44,7 +44,7 @@ import httpx2
 
 from ..dispatch import estimate_tokens
 from ..errors import ConfigError
-from ..formats import CALL_CLOSE, CALL_OPEN, generic_system_prompt, render_call
+from ..formats import CALL_CLOSE, CALL_OPEN, render_result, text_messages
 from ..messages import Message
 from .base import FinishReason, Generation, GenerateOptions
 
@@ -441,28 +441,6 @@ class ServerBackend:
             return _parse(resp.read())
 
 
-def text_messages(messages: list[Message], schemas: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The history for a server that is given a grammar: the tools described in the
-    system message, assistant turns as generated, results as user turns, so any chat
-    template will do (like the in-process backend for a template without tools)."""
-    out: list[dict[str, Any]] = []
-    for m in messages:
-        if m.role == "assistant":
-            text = m.raw if m.raw is not None else "\n".join([m.content] * bool(m.content) + [render_call(c.name, c.arguments) for c in m.tool_calls])
-            out.append({"role": "assistant", "content": text})
-        elif m.role == "tool":
-            out.append({"role": "user", "content": f"<tool_response>\n{m.content}\n</tool_response>"})
-        else:
-            out.append({"role": m.role, "content": m.content})
-    if schemas:
-        tools_text = generic_system_prompt(schemas)
-        if out and out[0]["role"] == "system":
-            out[0] = {"role": "system", "content": out[0]["content"] + "\n\n" + tools_text}
-        else:
-            out.insert(0, {"role": "system", "content": tools_text})
-    return out
-
-
 def openai_messages(messages: list[Message]) -> list[dict[str, Any]]:
     """The history in OpenAI's shape: calls as ``tool_calls``, results as ``tool``
     turns. A result that answers no call the server saw (a format error) goes as a
@@ -483,7 +461,7 @@ def openai_messages(messages: list[Message]) -> list[dict[str, Any]]:
         elif m.role == "tool" and m.tool_call_id in ids:
             out.append({"role": "tool", "tool_call_id": m.tool_call_id, "content": m.content})
         elif m.role == "tool":
-            out.append({"role": "user", "content": f"<tool_response>\n{m.content}\n</tool_response>"})
+            out.append({"role": "user", "content": render_result(m.content)})
         else:
             out.append({"role": m.role, "content": m.content})
     return out

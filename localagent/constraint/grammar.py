@@ -16,6 +16,7 @@ from importlib import resources
 from typing import Any, Literal
 
 from ..errors import ConstraintError
+from ..formats import CALL_CLOSE, CALL_OPEN
 
 ToolChoiceMode = Literal["auto", "required", "none"]
 Engine = Literal["gbnf", "outlines", "llguidance"]
@@ -448,11 +449,11 @@ def call_heads(tools: list[dict[str, Any]], choice: ToolChoice = ToolChoice()) -
         params = t.get("parameters") or {}
         props = list((params.get("properties") or {}).keys())
         required = [p for p in props if p in set(params.get("required") or [])]
-        head = "<tool_call>\n" + '{"name": ' + json.dumps(t["name"], ensure_ascii=False) + ', "arguments": {'
+        head = CALL_OPEN + "\n" + '{"name": ' + json.dumps(t["name"], ensure_ascii=False) + ', "arguments": {'
         if required:
             head += json.dumps(required[0], ensure_ascii=False) + ": "
         elif not props:
-            head += "}}\n</tool_call>"
+            head += "}}\n" + CALL_CLOSE
         heads.append(head)
     return tuple(heads)
 
@@ -562,7 +563,7 @@ def _regex_cached(tools_key: tuple[str, ...], choice: ToolChoice, parallel: bool
             raise ConstraintError(f"cannot build a regex for the schema of '{t['name']}': {e}") from None
         head = re.escape('{"name": ' + json.dumps(t["name"], ensure_ascii=False) + ', "arguments": ')
         alts.append(f"{head}({args})[ ]?" + re.escape("}"))
-    block = re.escape("<tool_call>\n") + "(" + "|".join(alts) + ")" + re.escape("\n</tool_call>")
+    block = re.escape(CALL_OPEN + "\n") + "(" + "|".join(alts) + ")" + re.escape("\n" + CALL_CLOSE)
     # Several calls in one turn would need a repeated group, which hits the
     # outlines-core bug above: under this engine a turn holds one call.
     calls = block
