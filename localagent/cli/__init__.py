@@ -47,6 +47,7 @@ def _register() -> None:
     from . import config as config_cmd
     from . import tasks as tasks_cmd
     from . import serve as serve_cmd
+    from . import run as run_cmd
 
     app.add_typer(models_cmd.app, name="models")
     stats_cmd.register(app)
@@ -56,10 +57,6 @@ def _register() -> None:
     config_cmd.register(app)
     tasks_cmd.register(app)
     serve_cmd.register(app)
-    try:
-        from . import run as run_cmd
-    except ImportError:  # pragma: no cover - during bring-up
-        return
     run_cmd.register(app)
 
 
