@@ -461,3 +461,15 @@ def test_the_rewritten_pattern_allows_only_strings_the_original_matches(pattern:
             assert re.fullmatch(safe, s), s
 
     check()
+
+
+def test_the_grammar_files_spell_the_envelope_formats_defines() -> None:
+    # The grammars are data (grammars/*.gbnf, the Lark text of the llguidance engine), so they
+    # cannot import formats.CALL_OPEN: this keeps the three spellings one.
+    from localagent.constraint.grammar import load_grammar_file
+    from localagent.constraint.llguidance_engine import CALLS
+    from localagent.formats import CALL_CLOSE, CALL_OPEN
+
+    block = f"{json.dumps(CALL_OPEN + chr(10))} call {json.dumps(chr(10) + CALL_CLOSE)}"
+    assert f"call-block ::= {block}" in load_grammar_file("calls")
+    assert f"call_block: {block}" in CALLS
