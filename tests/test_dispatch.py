@@ -1,5 +1,6 @@
 """Dispatch: one result per call, in order, whatever the tools do."""
 
+import _thread
 import json
 import os
 import sys
@@ -203,6 +204,26 @@ def test_a_timed_out_tool_is_stopped_and_its_finally_blocks_run() -> None:
     assert r[0].error is not None and r[0].error.kind == "timeout"
     release.set()
     assert cleaned.wait(5) and went_on == []
+
+
+def test_a_tool_the_user_interrupts_is_stopped_not_left_running() -> None:
+    # Ctrl-C while a tool runs: the tool must not go on (writing, say) behind the interrupted run.
+    steps: list[int] = []
+
+    @tool(timeout=30)
+    def busy() -> str:
+        """Work in small steps for a long time."""
+        for i in range(3000):
+            steps.append(i)
+            time.sleep(0.01)
+        return "done"
+
+    threading.Timer(0.3, _thread.interrupt_main).start()
+    with pytest.raises(KeyboardInterrupt):
+        Dispatcher(ToolSet([busy]), ToolContext()).run([ToolCall("c", "busy", {})])
+    seen = len(steps)
+    time.sleep(0.3)
+    assert 0 < seen == len(steps) < 3000
 
 
 def test_tools_that_finish_just_at_their_timeout_leave_no_stray_stop(capfd: pytest.CaptureFixture[str]) -> None:
