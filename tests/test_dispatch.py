@@ -1,6 +1,7 @@
 """Dispatch: one result per call, in order, whatever the tools do."""
 
 import _thread
+import builtins
 import json
 import os
 import sys
@@ -402,7 +403,11 @@ def _refuse(name: str, where: str) -> Callable[..., object]:
 
 
 @pytest.mark.parametrize("where", ["inside", "outside"])
-@pytest.mark.parametrize("function", ["scandir", "mkdir", "open", "stat", "lstat", "replace"])
+@pytest.mark.parametrize(
+    "function",  # every os call the workspace tools make, and the builtin open (is_text, unreadable)
+    ["scandir", "mkdir", "open", "stat", "lstat", "replace", "listdir", "fstat", "fchmod", "unlink", "fdopen",
+     "close", "read", "write", "builtins.open"],
+)
 def test_os_errors_reach_the_model_without_host_paths(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, function: str, where: str
 ) -> None:
@@ -421,7 +426,8 @@ def test_os_errors_reach_the_model_without_host_paths(
         ToolCall("5", "edit_file", {"path": "src/a.py", "old": "1", "new": "2"}),
         ToolCall("6", "run_command", {"command": "true"}),
     ]
-    monkeypatch.setattr(os, function, _refuse(function, path))
+    module, name = (builtins, "open") if function == "builtins.open" else (os, function)
+    monkeypatch.setattr(module, name, _refuse(function, path))
     results = d.run(calls)
     monkeypatch.undo()
     for r in results:
