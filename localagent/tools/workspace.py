@@ -236,25 +236,38 @@ class Workspace:
         stack = [start or self.root]
         while stack:
             folder = stack.pop()
-            try:
-                entries = sorted(os.scandir(folder), key=lambda e: e.name)
-            except OSError:
-                continue
             subdirs = []
-            for e in entries:
-                try:
-                    is_dir = e.is_dir(follow_symlinks=False)
-                except OSError:
-                    continue
-                if is_dir and e.name in SKIP_DIRS:
+            for name, is_dir in self._listing(folder):
+                if is_dir and name in SKIP_DIRS:
                     continue
                 seen += 1
                 if seen > limit:
                     return
-                yield self.relative(Path(e.path)), is_dir
+                path = folder / name
+                yield self.relative(path), is_dir
                 if is_dir:
-                    subdirs.append(Path(e.path))
+                    subdirs.append(path)
             stack.extend(reversed(subdirs))  # depth-first, in name order
+
+    def _listing(self, folder: Path) -> list[tuple[str, bool]]:
+        """(name, is_dir) of the entries of ``folder``, sorted; read through a descriptor opened
+        as ``open_dir`` does, so a folder swapped for a link since it was listed is not read
+        (by name, its listing would be the outside's names). Empty if it cannot be listed."""
+        try:
+            fd = self.open_dir(folder)
+        except (OSError, WorkspaceError):
+            return []
+        out = []
+        try:
+            with os.scandir(fd) as it:  # scandir works on a copy of fd
+                for e in it:
+                    with suppress(OSError):
+                        out.append((e.name, e.is_dir(follow_symlinks=False)))
+        except OSError:
+            return []
+        finally:
+            os.close(fd)
+        return sorted(out)
 
     def closest(self, path: str, kind: Kind | None = None, limit: int = 3) -> list[str]:
         """Existing paths most like ``path``: same name in any case, same file name elsewhere, fuzzy."""
