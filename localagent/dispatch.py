@@ -175,6 +175,14 @@ class _Worker:
             self.done.set()
 
 
+def _abandon(worker: _Worker, grace: float = 0.3) -> None:
+    """Stop a tool the user interrupted, and give it a moment to end. Left running, it would go
+    on changing things after Ctrl-C, and a thread still inside C++ code (RE2's search) when the
+    interpreter exits aborts the process instead of letting it exit 130."""
+    worker.stop()
+    worker.done.wait(grace)
+
+
 def _async_raise(thread_id: int, exc: type[BaseException] | None) -> None:
     """Raise ``exc`` in the thread ``thread_id`` at its next instruction (None: take it back)."""
     obj = ctypes.py_object(exc) if exc is not None else None
@@ -186,7 +194,12 @@ def call_with_timeout(fn: Callable[[], T], seconds: float) -> T:
     Python instruction past ``seconds`` (a ``TimeoutError``); its exception raised here."""
     worker = _Worker(fn, {}, "bounded")
     worker.start()
-    if not worker.done.wait(seconds):
+    try:
+        finished = worker.done.wait(seconds)
+    except KeyboardInterrupt:
+        _abandon(worker)
+        raise
+    if not finished:
         worker.stop()
         raise TimeoutError(f"did not finish within {seconds:g} s")
     if "error" in worker.box:
@@ -318,7 +331,12 @@ class Dispatcher:
         """(content, printed output, error) of one run in a worker thread."""
         worker = _Worker(t.fn, kwargs, f"tool-{t.name}")
         worker.start()
-        if not worker.done.wait(t.timeout):
+        try:
+            finished = worker.done.wait(t.timeout)
+        except KeyboardInterrupt:
+            _abandon(worker)
+            raise
+        if not finished:
             printed = worker.out.getvalue()
             worker.stop()
             message = f"'{t.name}' did not finish within {t.timeout:g} s and was abandoned"

@@ -426,6 +426,40 @@ def test_cli_run_command_needs_the_flag_and_approval(ws: Workspace, tmp_path: Pa
     assert (ws.root / "made-by-command").exists()
 
 
+TOOLS_FILE = '''
+from pathlib import Path
+from localagent import tool
+
+@tool
+def stamp(where: str) -> str:
+    """Make a file (says nothing of being irreversible)."""
+    Path(where).write_text("stamped")
+    return "stamped"
+
+@tool(irreversible=False)
+def shout(text: str) -> str:
+    """Upper-case a text (says it is harmless)."""
+    return text.upper()
+'''
+
+
+def test_cli_a_tools_file_tool_that_says_nothing_is_approved_like_a_write(ws: Workspace, tmp_path: Path) -> None:
+    tools = tmp_path / "mytools.py"
+    tools.write_text(TOOLS_FILE)
+    target = str(tmp_path / "stamped.txt")
+    replies: list[object] = [["stamp", {"where": target}], ["shout", {"text": "hi"}], "Done."]
+    p = _no_terminal(_fake_run(ws.root, "--tools", str(tools)), _env(tmp_path / "a", replies))
+    assert p.returncode == 0, p.stderr
+    assert not Path(target).exists()  # nobody to ask: it never ran
+    stamp, shout = _trace_results(tmp_path / "a")
+    assert stamp["error"]["kind"] == "denied" and shout["content"] == "HI"  # type: ignore[index]
+    p = _no_terminal(_fake_run(ws.root, "--tools", str(tools), "--allow", "stamp"), _env(tmp_path / "b", replies))
+    assert p.returncode == 0, p.stderr
+    assert Path(target).read_text() == "stamped"  # the user allowed it
+    p = _no_terminal(_fake_run(ws.root, "--tools", str(tools), "--allow", "shout"), _env(tmp_path / "c", replies))
+    assert p.returncode == 2 and "not an irreversible tool" in p.stderr
+
+
 def test_cli_allow_of_an_unknown_tool_is_a_user_error(ws: Workspace, tmp_path: Path) -> None:
     p = _no_terminal(_fake_run(ws.root, "--allow", "run_command"), _env(tmp_path, WRITE_THEN_ANSWER))
     assert p.returncode == 2

@@ -1,5 +1,7 @@
 """Dispatch: one result per call, in order, whatever the tools do."""
 
+import _thread
+import builtins
 import json
 import os
 import sys
@@ -205,6 +207,26 @@ def test_a_timed_out_tool_is_stopped_and_its_finally_blocks_run() -> None:
     assert cleaned.wait(5) and went_on == []
 
 
+def test_a_tool_the_user_interrupts_is_stopped_not_left_running() -> None:
+    # Ctrl-C while a tool runs: the tool must not go on (writing, say) behind the interrupted run.
+    steps: list[int] = []
+
+    @tool(timeout=30)
+    def busy() -> str:
+        """Work in small steps for a long time."""
+        for i in range(3000):
+            steps.append(i)
+            time.sleep(0.01)
+        return "done"
+
+    threading.Timer(0.3, _thread.interrupt_main).start()
+    with pytest.raises(KeyboardInterrupt):
+        Dispatcher(ToolSet([busy]), ToolContext()).run([ToolCall("c", "busy", {})])
+    seen = len(steps)
+    time.sleep(0.3)
+    assert 0 < seen == len(steps) < 3000
+
+
 def test_tools_that_finish_just_at_their_timeout_leave_no_stray_stop(capfd: pytest.CaptureFixture[str]) -> None:
     # A stress test of the edge (it cannot force the narrow window, only visit it often): a
     # stop sent as the tool returns must never surface in the dispatcher, in a later tool,
@@ -381,7 +403,11 @@ def _refuse(name: str, where: str) -> Callable[..., object]:
 
 
 @pytest.mark.parametrize("where", ["inside", "outside"])
-@pytest.mark.parametrize("function", ["scandir", "mkdir", "open", "stat", "lstat", "replace"])
+@pytest.mark.parametrize(
+    "function",  # every os call the workspace tools make, and the builtin open (is_text, unreadable)
+    ["scandir", "mkdir", "open", "stat", "lstat", "replace", "listdir", "fstat", "fchmod", "unlink", "fdopen",
+     "close", "read", "write", "builtins.open"],
+)
 def test_os_errors_reach_the_model_without_host_paths(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, function: str, where: str
 ) -> None:
@@ -400,7 +426,8 @@ def test_os_errors_reach_the_model_without_host_paths(
         ToolCall("5", "edit_file", {"path": "src/a.py", "old": "1", "new": "2"}),
         ToolCall("6", "run_command", {"command": "true"}),
     ]
-    monkeypatch.setattr(os, function, _refuse(function, path))
+    module, name = (builtins, "open") if function == "builtins.open" else (os, function)
+    monkeypatch.setattr(module, name, _refuse(function, path))
     results = d.run(calls)
     monkeypatch.undo()
     for r in results:

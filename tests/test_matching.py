@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -134,3 +135,53 @@ def test_a_long_search_is_stopped_at_the_tools_timeout(tmp_path: Path) -> None:
     r = d.run([ToolCall("c", "search", {"pattern": "(a|aa)+b", "regex": True})])[0]
     assert r.error is not None and r.error.kind == "timeout", r.content
     assert time.perf_counter() - start < 1.0
+
+
+# The agent runs the search (in its worker thread, as every tool) on a folder whose lines make
+# Python's re backtrack for minutes; the child says "go" just before, the test presses Ctrl-C.
+INTERRUPTED_CHILD = """
+import sys, time
+from pathlib import Path
+from localagent import Agent
+from localagent.backends.fake import FakeBackend, call_text
+from localagent.tools.builtin import workspace_tools
+from localagent.tools.workspace import Workspace
+root = Path(sys.argv[1])
+fake = FakeBackend.scripted([call_text("search", pattern=sys.argv[2], regex=True), "Nothing found."])
+agent = Agent(fake, workspace_tools(Workspace(root), write=False), root=root)
+print("go", flush=True)
+r = agent.run("Find it.")
+print(r.stop_reason.value, flush=True)
+"""
+
+
+@pytest.fixture(scope="module")
+def slow_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """~150 MB of lines like 'def aaa...a():' to search (one file, hard-linked: no disk used),
+    several seconds of work for RE2 and hours for a backtracking engine on any of them."""
+    root = tmp_path_factory.mktemp("slow")
+    line = "def " + "a" * 30 + "():\n"
+    first = root / "m0.py"
+    first.write_text(line * (1_900_000 // len(line)))
+    for i in range(1, 80):
+        os.link(first, root / f"m{i}.py")
+    return root
+
+
+@pytest.mark.parametrize("pattern", [r"(\w+\s?)*;", r"(a|a)*b", r"(.*a){12}x"])
+def test_ctrl_c_is_answered_within_a_second_whatever_the_pattern(slow_folder: Path, pattern: str) -> None:
+    env = {**os.environ, "TERM": "dumb"}
+    proc = subprocess.Popen([sys.executable, "-c", INTERRUPTED_CHILD, str(slow_folder), pattern],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        assert proc.stdout is not None and proc.stdout.readline() == "go\n", proc.stderr
+        time.sleep(0.5)  # the search is under way
+        assert proc.poll() is None, "the agent ended before Ctrl-C: make the folder larger"
+        pressed = time.monotonic()
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=30)
+        answered = time.monotonic() - pressed
+    finally:
+        proc.kill()
+    assert proc.returncode == 0 and out.strip() == "interrupted", err[-2000:]
+    assert answered < 1.0, f"Ctrl-C answered after {answered:.2f} s"

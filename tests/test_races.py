@@ -9,6 +9,9 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from localagent.messages import ToolCall
 from localagent.tools.workspace import Workspace
@@ -119,3 +122,49 @@ def test_read_file_and_list_dir_never_show_what_is_outside_while_a_folder_is_swa
                 answered += r.error is None
             d.reset_retries()
     assert answered > 0  # the race was run against reads that do happen
+
+
+def test_a_folder_swapped_for_a_link_right_after_every_check_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The worst moment, every time: each check sees the real folder, each use that follows it
+    # finds a link to the outside in its place. Opening by name would follow it out.
+    ws, outside = _setup(tmp_path)
+    (outside / f"{SECRET}.txt").write_text("a name only the outside folder has\n")
+    folder, real = ws.root / "sub", ws.root / "sub.real"
+    check = Workspace.resolve
+
+    def checked_then_swapped(self: Workspace, path: str, **kw: Any) -> Path:
+        if folder.is_symlink():
+            folder.unlink()
+            real.rename(folder)
+        p = check(self, path, **kw)
+        folder.rename(real)
+        folder.symlink_to(outside, target_is_directory=True)
+        return p
+
+    d = dispatcher(ws, commands=False)
+    calls = [
+        ToolCall("w", "write_file", {"path": "sub/x.txt", "content": "inside\npwned\n"}),
+        ToolCall("n", "write_file", {"path": "sub/new/deep.txt", "content": "pwned\n"}),
+        ToolCall("e", "edit_file", {"path": "sub/x.txt", "old": "inside", "new": "pwned"}),
+        ToolCall("r", "read_file", {"path": "sub/x.txt"}),
+        ToolCall("l", "list_dir", {"path": "sub"}),
+        ToolCall("s", "search", {"pattern": "SECRET", "path": "sub"}),
+        ToolCall("t", "search", {"pattern": "SECRET", "path": "sub/x.txt"}),
+        ToolCall("f", "find_files", {"pattern": "*.txt", "path": "sub"}),
+    ]
+    write = d.tools.get("write_file")
+    assert write is not None and write.preview is not None
+    monkeypatch.setattr(Workspace, "resolve", checked_then_swapped)
+    results = d.run(calls)
+    try:
+        preview = write.preview(calls[0].arguments)
+    except Exception as e:  # refused: nothing shown
+        preview = str(e)
+    monkeypatch.undo()
+    for r in results:
+        assert SECRET not in r.content, r.content
+        # Each met the link and was refused; a walk of the folder found nothing it could open.
+        assert r.error is not None or r.content.startswith(("no matches", "no files")), (r.name, r.content)
+    assert SECRET not in preview
+    assert sorted(p.name for p in outside.rglob("*")) == sorted(["x.txt", f"{SECRET}.txt"]), "a write left the root"
+    assert (outside / "x.txt").read_text() == SECRET + "\n"

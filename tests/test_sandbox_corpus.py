@@ -195,6 +195,7 @@ def calls_for(a: Attempt) -> list[tuple[str, dict[str, object]]]:
         ("read_file", {"path": a.path}),
         ("list_dir", {"path": a.path}),
         ("search", {"pattern": "SECRET", "path": a.path}),
+        ("find_files", {"pattern": "*", "path": a.path}),
         ("write_file", {"path": a.path, "content": "pwned\n"}),
         ("edit_file", {"path": a.path, "old": SECRET, "new": "pwned"}),
     ]
@@ -224,7 +225,7 @@ def test_zero_escapes_through_the_tools(base: Path, sock: None) -> None:
                 if a.expect == PROTECTED:
                     if name in ("write_file", "edit_file"):
                         escapes.append("written " + where)
-                elif a.expect == REFUSED or name not in ("write_file", "list_dir", "search"):
+                elif a.expect == REFUSED or name not in ("write_file", "list_dir", "search", "find_files"):
                     escapes.append("not refused " + where)
                 continue
             # A structured error: a kind, one line for the model, no traceback.
@@ -275,5 +276,6 @@ def test_search_and_list_of_the_root_never_show_what_is_outside(base: Path) -> N
     for args in ({"pattern": "SECRET"}, {"pattern": "secret", "path": "."}, {"pattern": ".", "regex": True}):
         r = d.run([ToolCall("c", "search", args)])[0]
         assert SECRET not in r.content, r.content
-    r = d.run([ToolCall("c", "list_dir", {"path": "."})])[0]
-    assert SECRET not in r.content and "secret.txt" not in r.content
+    for name, args in (("list_dir", {"path": "."}), ("find_files", {"pattern": "*"})):
+        r = d.run([ToolCall("c", name, args)])[0]
+        assert SECRET not in r.content and "secret.txt" not in r.content, r.content

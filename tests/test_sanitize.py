@@ -4,6 +4,9 @@ that came from the model or a file."""
 from __future__ import annotations
 
 import io
+import os
+import sys
+from pathlib import Path
 
 from localagent.cli.run import LivePrinter
 from localagent.errors import ToolErrorInfo
@@ -41,3 +44,26 @@ def test_the_live_printer_never_writes_a_control_character() -> None:
     assert not [ch for ch in shown if ch not in "\n" and (ord(ch) < 32 or 0x7f <= ord(ch) < 0xa0)], repr(shown)
     assert "\u202e" not in shown and "\u200b" not in shown and "\u2028" not in shown
     assert "a\\x1b[8mb" in shown and "a\\x7f\\u202e.txt" in shown
+
+
+def test_trace_show_and_stats_on_a_terminal_show_no_control_character(tmp_path: Path) -> None:
+    # A trace holds the model's text, file contents and the tool names the model made up.
+    from localagent import Agent
+    from localagent.backends.fake import FakeBackend, call_text
+    from localagent.tools.builtin import workspace_tools
+    from localagent.tools.workspace import Workspace
+    from terminal import Terminal
+
+    (tmp_path / "evil.txt").write_text("file " + NASTY + "\n")
+    fake = FakeBackend.scripted([
+        call_text("read_file", path="evil.txt"), call_text("x\x1b[8my", a=1), "answer " + NASTY,
+    ])
+    trace = tmp_path / "run.jsonl"
+    Agent(fake, workspace_tools(Workspace(tmp_path), write=False), root=tmp_path).run("Task " + NASTY, trace=trace)
+    cli = [sys.executable, "-c", "from localagent.cli import main; main()"]
+    for command in (["trace", "show", str(trace)], ["stats", str(trace)]):
+        term = Terminal(cli + command, dict(os.environ, TERM="dumb"))
+        assert term.wait(60) == 0, term.text()
+        screen = term.text()
+        assert not [ch for ch in screen if ch not in "\n" and (ord(ch) < 32 or 0x7f <= ord(ch) < 0xa0)], repr(screen)
+        assert "\u202e" not in screen and "\u2028" not in screen

@@ -190,12 +190,27 @@ def test_an_unreadable_file_is_reported_as_unreadable_not_binary(tmp_path: Path,
             raise PermissionError(13, "Permission denied", str(file))
         return real_open(file, *args, **kwargs)
 
+    real_os_open = os.open
+
+    def refusing_os(path: Any, *args: Any, **kwargs: Any) -> Any:  # search opens files from the root by fd
+        if str(path).endswith("secret.txt"):
+            raise PermissionError(13, "Permission denied", str(path))
+        return real_os_open(path, *args, **kwargs)
+
     monkeypatch.setattr(builtins, "open", refusing)
+    monkeypatch.setattr(os, "open", refusing_os)
     ws = Workspace(tmp_path)
     assert unreadable(tmp_path / "secret.txt") == "permission denied" and unreadable(tmp_path / "plain.txt") is None
-    for r in (call(ws, "read_file", path="secret.txt"), call(ws, "write_file", path="secret.txt", content="y\n")):
+    for r in (
+        call(ws, "read_file", path="secret.txt"),
+        call(ws, "write_file", path="secret.txt", content="y\n"),
+        call(ws, "edit_file", path="secret.txt", old="x", new="y"),
+    ):
         assert r.error is not None and r.error.kind == "unreadable", r.content
         assert "cannot be read (permission denied)" in r.content and "binary" not in r.content
+    found = call(ws, "search", pattern="x")
+    assert "plain.txt:1: x" in found.content
+    assert "[1 file(s) could not be read (permission?) and were not searched]" in found.content, found.content
 
 
 def test_a_folder_that_is_the_roots_own_git_by_identity_is_protected(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -14,6 +15,7 @@ import typer
 
 from ..errors import ConfigError
 from ..formats import parse
+from ..sanitize import for_terminal
 from ..trace import read_trace, summarize
 
 trace_app = typer.Typer(help="Read trace files.", no_args_is_help=True, add_completion=False)
@@ -127,7 +129,8 @@ def stats(
 ) -> None:
     """Summarise runs: steps to finish, share of each stop reason, failures per tool."""
     d = summarize(list(traces)).to_dict()
-    typer.echo(json.dumps(d, ensure_ascii=False) if as_json else format_stats(d))
+    # Made printable on a terminal: tool names and errors in a trace are the model's text.
+    typer.echo(json.dumps(d, ensure_ascii=False) if as_json else for_terminal(format_stats(d), sys.stdout))
 
 
 @trace_app.command("show")
@@ -136,7 +139,7 @@ def show(trace: Annotated[Path, typer.Argument(metavar="FILE", help="A trace fil
     records = read_trace(trace)
     if not records:
         raise ConfigError(f"{trace} holds no trace records")
-    typer.echo(format_trace(records))
+    typer.echo(for_terminal(format_trace(records), sys.stdout))  # the model's text and files' contents
 
 
 def register(app: typer.Typer) -> None:

@@ -216,13 +216,12 @@ class Workspace:
     def _folder_summary(self, folder: Path, limit: int = 10) -> tuple[str, list[str]]:
         """What is in ``folder``, as text and as the files to suggest. Paths are given from
         the root ('docs/setup.md', not 'setup.md'): a model copies them as they are."""
-        try:
-            entries = sorted(os.scandir(folder), key=lambda e: e.name)
-        except OSError:
+        entries = self._listing(folder)  # through a descriptor, as walk lists
+        if entries is None:
             return "it cannot be listed", []
-        rel = lambda e: self.relative(Path(e.path))  # noqa: E731
-        files = [rel(e) for e in entries if e.is_file()]
-        dirs = [rel(e) + "/" for e in entries if e.is_dir()]
+        rel = lambda name: self.relative(folder / name)  # noqa: E731
+        files = [rel(name) for name, is_dir in entries if not is_dir]
+        dirs = [rel(name) + "/" for name, is_dir in entries if is_dir]
         names, what = (files, "files") if files else (dirs, "folders")
         if not names:
             return "it is empty", []
@@ -236,25 +235,38 @@ class Workspace:
         stack = [start or self.root]
         while stack:
             folder = stack.pop()
-            try:
-                entries = sorted(os.scandir(folder), key=lambda e: e.name)
-            except OSError:
-                continue
             subdirs = []
-            for e in entries:
-                try:
-                    is_dir = e.is_dir(follow_symlinks=False)
-                except OSError:
-                    continue
-                if is_dir and e.name in SKIP_DIRS:
+            for name, is_dir in self._listing(folder) or []:
+                if is_dir and name in SKIP_DIRS:
                     continue
                 seen += 1
                 if seen > limit:
                     return
-                yield self.relative(Path(e.path)), is_dir
+                path = folder / name
+                yield self.relative(path), is_dir
                 if is_dir:
-                    subdirs.append(Path(e.path))
+                    subdirs.append(path)
             stack.extend(reversed(subdirs))  # depth-first, in name order
+
+    def _listing(self, folder: Path) -> list[tuple[str, bool]] | None:
+        """(name, is_dir) of the entries of ``folder``, sorted; read through a descriptor opened
+        as ``open_dir`` does, so a folder swapped for a link since it was listed is not read
+        (by name, its listing would be the outside's names). None if it cannot be listed."""
+        try:
+            fd = self.open_dir(folder)
+        except (OSError, WorkspaceError):
+            return None
+        out = []
+        try:
+            with os.scandir(fd) as it:  # scandir works on a copy of fd
+                for e in it:
+                    with suppress(OSError):
+                        out.append((e.name, e.is_dir(follow_symlinks=False)))
+        except OSError:
+            return None
+        finally:
+            os.close(fd)
+        return sorted(out)
 
     def closest(self, path: str, kind: Kind | None = None, limit: int = 3) -> list[str]:
         """Existing paths most like ``path``: same name in any case, same file name elsewhere, fuzzy."""
