@@ -82,6 +82,16 @@ class AgentConfig:
     change_on_repeat: bool = True
     # A task that only asks a question is offered no tool that writes a file.
     questions_read_only: bool = True
+    # The answer from the evidence is written with no tool list in the prompt: shown the
+    # tools, the 0.5B model answered with a call written as prose ("Find_files(media, '*.png')").
+    evidence_without_tools: bool = True
+    # A change task ends once its change is made (every file it asks to create exists, or
+    # one change succeeded): the 0.5B model appended the same line until the step limit, or
+    # undid a right edit with a second one.
+    finish_after_change: bool = True
+    # A question about the folder that names no path starts with a search for one of its
+    # own words ("What version does this project declare?" -> search "version").
+    search_task_words: bool = True
 
 
 @dataclass
@@ -218,6 +228,7 @@ class Agent:
         task: str = "",
         reads: list[str] | None = None,
         read: set[str] | None = None,
+        terms: list[str] | None = None,
     ) -> Constraint | None:
         """The step's constraint; ``only``: a call of an irreversible tool, or of a
         read-only one; ``task``: writes narrowed to the paths it allows (policy.write_targets);
@@ -248,6 +259,8 @@ class Agent:
             # The whole file, from its start: offered offset and length, the 1.5B model read
             # one line at a time, then past the end until the no-progress stop.
             schemas = [_only_path(_narrow_path(s, reads)) if t.name == "read_file" else s for t, s in zip(tools, schemas)]
+        if terms:
+            schemas = [_pattern_only(s, terms) if t.name == "search" else s for t, s in zip(tools, schemas)]
         return build_constraint(
             schemas,
             choice,
@@ -284,7 +297,7 @@ class Agent:
                 return schema
             fn = schema["function"]
             props = fn["parameters"]["properties"]
-            if arg in props and path_arg in props and (pieces := policy.spans(text)):
+            if arg in props and path_arg in props and (pieces := policy.spans(text, path=paths[0])):
                 props = {**props, arg: {**props[arg], "enum": pieces}}
                 schema = {**schema, "function": {**fn, "parameters": {**fn["parameters"], "properties": props}}}
         return schema
@@ -343,6 +356,7 @@ class Agent:
             count_tokens=self.backend.count_tokens, approver=self.approver,
         )
         s = RunState(task, msgs, self.tools.schemas(), ev, TraceWriter(trace), StopWatch(cfg.limits), dispatcher)
+        s.to_create = policy.to_create(task, self.workspace)
         s.writer.write(
             RunStart(
                 task=task,
@@ -365,9 +379,15 @@ class Agent:
         if s.stop:
             return
         t0 = time.monotonic()
+        if self._change_done(s):
+            self._answer_now(s, t0)
+            return
         choice, threshold = self._choice, self._threshold()
         only: Literal["changes", "looks"] | None = None
         reads = self._next_reads(s, choice)
+        terms = self._search_terms(s, choice)
+        if terms:
+            choice, threshold = ToolChoice("required", "search"), None
         if reads:
             choice, threshold = ToolChoice("required", "read_file"), None
         if s.retry_offered and choice.mode == "auto" and self.config.constrained:
@@ -378,7 +398,7 @@ class Agent:
             choice, threshold = ToolChoice("required"), None  # look before answering
             if policy.look_before_change(s.task, self.workspace) and any(not t.irreversible for t in self.tools):
                 only = "looks"  # and before changing what exists: a copy blind of its source went wrong
-        gen = self._ask(s, s.msgs, choice, threshold, t0, only, reads)
+        gen = self._ask(s, s.msgs, choice, threshold, t0, only, reads, terms)
         if gen is None:
             return
         calls, errors, content = self._calls(gen, s.step)
@@ -421,10 +441,14 @@ class Agent:
         t0: float,
         only: Literal["changes", "looks"] | None = None,
         reads: list[str] | None = None,
+        terms: list[str] | None = None,
+        *,
+        tools_shown: bool = True,
     ) -> Generation | None:
-        """Generate the step's turn (a new step); None when the step ended the run."""
+        """Generate the step's turn (a new step); None when the step ended the run.
+        ``tools_shown``: False renders the prompt without the tool list (a prose answer)."""
         try:
-            grammar = self._grammar(s.schemas, choice, s.path_failed, only=only, task=s.task, reads=reads, read=s.read)
+            grammar = self._grammar(s.schemas, choice, s.path_failed, only=only, task=s.task, reads=reads, read=s.read, terms=terms)
         except ConstraintError as e:
             s.stop = Stop(StopReason.CONSTRAINT_ERROR, str(e))
             return None
@@ -432,9 +456,9 @@ class Agent:
         if s.ev.on_step_start:
             s.ev.on_step_start(s.step)
         s.inflight = _InFlight(s.step, t0)
-        gen = self._generate(msgs, s.schemas, grammar, s.ev, threshold, s.inflight.streamed, choice)
+        gen = self._generate(msgs, s.schemas if tools_shown else [], grammar, s.ev, threshold, s.inflight.streamed, choice)
         s.usage.add(gen)
-        s.reused_before = self._check_reuse(gen, s.reused_before)
+        s.reused_before = self._check_reuse(gen, s.reused_before) if tools_shown else 0
         return self._unless_failed(s, gen, t0)
 
     def _unless_failed(self, s: "RunState", gen: Generation, t0: float) -> Generation | None:
@@ -460,8 +484,7 @@ class Agent:
             return self._regenerate(s, s.msgs, ToolChoice("required"), first, calls, t0, only="changes")
         if self.config.answer_from_evidence:
             self._notice(s, "repeat of an earlier call: the answer is written from the results")
-            msgs = _system_turn(s.msgs) + [Message("user", policy.answer_prompt(s.task, s.msgs))]
-            turn = self._regenerate(s, msgs, ToolChoice("none"), first, calls, t0)
+            turn = self._regenerate(s, self._evidence_msgs(s), ToolChoice("none"), first, calls, t0, tools_shown=self._tools_in_answer())
             if turn is None or not policy.echoes_task(turn[3], s.task):
                 return turn
             first = turn[0]  # it wrote the task back: ask once more, in the conversation
@@ -484,6 +507,7 @@ class Agent:
         t0: float,
         *,
         only: Literal["changes"] | None = None,
+        tools_shown: bool = True,
     ) -> tuple[Generation, list[ToolCall], list[str], str] | None:
         """The step's turn generated again from ``msgs``, its cost added to ``first``'s."""
         try:
@@ -493,7 +517,7 @@ class Agent:
             return None
         assert s.inflight is not None
         s.inflight.streamed.clear()  # an interrupt now keeps the answer, not the repeat
-        retry = self._generate(msgs, s.schemas, grammar, s.ev, None, s.inflight.streamed, choice)
+        retry = self._generate(msgs, s.schemas if tools_shown else [], grammar, s.ev, None, s.inflight.streamed, choice)
         s.usage.add(retry)
         retry.repeat_guard = first.repeat_guard or [c.canonical() for c in calls]
         retry.prompt_tokens += first.prompt_tokens
@@ -547,6 +571,8 @@ class Agent:
             s.answered.clear()  # the world changed: earlier results may be stale
             s.whole.clear()
             s.changes.add(key)  # the same change again asks for nothing new
+            if isinstance(path := c.arguments.get("path"), str):
+                s.changed.add(path)
         else:
             s.answered.add(key)
             if c.name == "read_file" and isinstance(path := c.arguments.get("path"), str):
@@ -604,6 +630,38 @@ class Agent:
         if previous and lost > 0:
             gen.kv_reuse_lost = lost
         return gen.prompt_tokens
+
+    def _evidence_msgs(self, s: "RunState") -> list[Message]:
+        """The prompt an answer is written from: the system turn, then the question and the
+        evidence alone (policy.answer_prompt)."""
+        return _system_turn(s.msgs) + [Message("user", policy.answer_prompt(s.task, s.msgs))]
+
+    def _tools_in_answer(self) -> bool:
+        return not self.config.evidence_without_tools
+
+    def _change_done(self, s: "RunState") -> bool:
+        cfg = self.config
+        if not (cfg.finish_after_change and cfg.constrained and self._choice.mode == "auto"):
+            return False
+        return policy.change_done(s.task, s.changed, s.to_create)
+
+    def _answer_now(self, s: "RunState", t0: float) -> None:
+        """End the run with an answer written from the evidence (the change is made)."""
+        self._notice(s, "the change is made: the answer is written from the results")
+        gen = self._ask(s, self._evidence_msgs(s), ToolChoice("none"), None, t0, tools_shown=self._tools_in_answer())
+        if gen is None:
+            return
+        content = parse(gen.text).content.strip()
+        s.msgs.append(Message("assistant", content, raw=gen.text))
+        s.answer, s.stop = content, Stop(StopReason.ANSWERED, "the model answered once the change was made")
+        self._record(s.writer, s.records, s.step, gen, [], [], [], t0)
+
+    def _search_terms(self, s: "RunState", choice: ToolChoice) -> list[str]:
+        """The words the first call searches for, when it must be a search (policy.searches_first)."""
+        cfg = self.config
+        if s.step or not (cfg.search_task_words and self._must_look(s.task, choice)) or "search" not in self.tools.names():
+            return []
+        return policy.task_words(s.task)[:50] if policy.searches_first(s.task, self.workspace) else []
 
     def _must_look(self, task: str, choice: ToolChoice) -> bool:
         return (
@@ -745,11 +803,12 @@ class Agent:
             if self.config.answer_from_evidence:
                 reason = f"{s.stop.reason.value}: {s.stop.message}"
                 ask = _system_turn(s.msgs) + [Message("user", policy.answer_prompt(s.task, s.msgs, forced=reason))]
+                shown = self._tools_in_answer()
             else:
-                ask = list(s.msgs) + [Message("user", load_prompt("final_answer").strip())]
+                ask, shown = list(s.msgs) + [Message("user", load_prompt("final_answer").strip())], True
             try:
                 grammar = self._grammar(s.schemas, ToolChoice("none"))
-                gen = self._generate(ask, s.schemas, grammar, s.ev, None, choice=ToolChoice("none"))
+                gen = self._generate(ask, s.schemas if shown else [], grammar, s.ev, None, choice=ToolChoice("none"))
                 s.usage.add(gen)
                 if gen.finish_reason != "error":
                     answer = parse(gen.text).content or answer
@@ -798,6 +857,8 @@ class RunState:
     whole: set[str] = field(default_factory=set)  # files read from the first line to the last, unchanged since
     checked_answer: bool = False  # an answer was already sent back for holding made-up numbers
     checked_change: bool = False  # an answer was already sent back for a change not made
+    changed: set[str] = field(default_factory=set)  # paths an irreversible call changed
+    to_create: list[str] = field(default_factory=list)  # files the task asks to create (policy.to_create)
     retry_offered: bool = False  # the last step's error offered a corrected call not yet made
     path_failed: set[str] = field(default_factory=set)  # tools called with a wrong path
     reused_before: int = 0  # the previous prompt's length, while the history only grows
@@ -829,6 +890,13 @@ def _narrow_path(schema: dict[str, Any], paths: list[str]) -> dict[str, Any]:
     if props.get("path", {}).get("type") != "string" or not paths:
         return schema
     params = {**fn["parameters"], "properties": {**props, "path": {"type": "string", "enum": paths}}}
+    return {**schema, "function": {**fn, "parameters": params}}
+
+
+def _pattern_only(schema: dict[str, Any], terms: list[str]) -> dict[str, Any]:
+    """search's schema with its pattern one of ``terms`` and nothing else (the whole root)."""
+    fn = schema["function"]
+    params = {**fn["parameters"], "properties": {"pattern": {"type": "string", "enum": terms}}, "required": ["pattern"]}
     return {**schema, "function": {**fn, "parameters": params}}
 
 

@@ -16,6 +16,7 @@ from rapidfuzz import fuzz
 from .messages import Message, ToolCall, ToolResult
 from .prompt import load_prompt
 from .tools.base import Tool
+from .tools.builtin import CONFIG_SUFFIXES, SETTING
 from .tools.workspace import PATH_SHAPED, Workspace, path_words
 
 # Errors that say a path argument named nothing usable (see Workspace.resolve).
@@ -60,6 +61,38 @@ def asks_only(task: str) -> bool:
 def writes_files(t: Tool) -> bool:
     """A tool that changes a file it names (write_file, edit_file), not a command."""
     return t.irreversible and "path" in t.parameters.get("properties", {})
+
+
+# Words of a question that name nothing to search for.
+_NOT_TERMS = frozenset(
+    "what which who whom whose where when why how does did done is are was were the this that these those our my your "
+    "its project folder repo repository directory workspace codebase package here there with from into for and not any "
+    "all about declare declares declared number value say tell give show find list name configured configure set run "
+    "runs running use used uses can could should would will".split()
+)
+
+
+def task_words(task: str) -> list[str]:
+    """The words of a task a search can look for, in order: no question words, no words
+    naming the folder itself."""
+    words = (w.lower() for w in re.findall(r"[A-Za-z][A-Za-z0-9_]{2,}", task))
+    return list(dict.fromkeys(w for w in words if w not in _NOT_TERMS))
+
+
+def searches_first(task: str, workspace: Workspace | None) -> bool:
+    """Whether a question about the folder that names no path starts with a search for one
+    of its words: asked "What version does this project declare?", the 0.5B model listed
+    folders, read whatever it found and answered "version 1.0.0" from nothing."""
+    if workspace is None or not asks_only(task) or not _ABOUT_WORKSPACE.search(task):
+        return False
+    return not workspace.names_a_path(task) and bool(task_words(task))
+
+
+def change_done(task: str, changed: set[str], to_create: list[str]) -> bool:
+    """Whether a change task's change is made: one change succeeded and every file it asks
+    to create exists. Then the run answers: left to go on, the 0.5B model appended the same
+    line until the step limit, or undid a right edit with a second one."""
+    return wants_change(task) and bool(changed) and all(p in changed for p in to_create)
 
 
 def must_look(task: str, workspace: Workspace | None) -> bool:
@@ -128,14 +161,17 @@ def appends(task: str) -> bool:
 COPIED_TEXT = {"edit_file": ("old", "path")}
 
 
-def spans(text: str, limit: int = 300) -> list[str] | None:
+def spans(text: str, limit: int = 300, path: str = "") -> list[str] | None:
     """The pieces of a file an edit may replace: its lines (as they are, and stripped) and
     its words, in order of first appearance; None past ``limit`` (no narrowing then).
-    Free to write old, the 0.5B model wrote 'old text', 'hi' or the file's path."""
+    Free to write old, the 0.5B model wrote 'old text', 'hi' or the file's path. In a
+    settings file a setting's name alone is not offered: told "set workers to 10", the
+    model replaced the name 'workers' with '26' or 'workers=10'."""
+    names = {m.group(1).strip() for ln in text.splitlines() if (m := SETTING.match(ln))} if path.endswith(CONFIG_SUFFIXES) else set()
     out: dict[str, None] = {}
     for line in text.splitlines():
         for piece in (line, line.strip(), *re.findall(r"\S+", line), *re.findall(r"[\w.-]+", line)):
-            if piece.strip():
+            if piece.strip() and piece not in names:
                 out.setdefault(piece)
     return list(out) if len(out) <= limit else None
 

@@ -400,16 +400,16 @@ def test_cli_yes_and_allow_approve_in_advance(ws: Workspace, tmp_path: Path) -> 
     assert (ws.root / "hello.txt").read_text() == "hi\n"
     (ws.root / "hello.txt").unlink()
 
-    replies: list[object] = [
-        ["write_file", {"path": "hello.txt", "content": "hi\n"}],
+    replies: list[object] = [  # the edit first: once a change is made, the run answers
         ["edit_file", {"path": "notes.txt", "old": "two", "new": "2"}],
+        ["write_file", {"path": "hello.txt", "content": "hi\n"}],
         "Done.",
     ]
     p = _no_terminal(_fake_run(ws.root, "--allow", "write_file"), _env(tmp_path / "b", replies))
     assert p.returncode == 0, p.stderr
     assert (ws.root / "hello.txt").read_text() == "hi\n"  # allowed
     assert (ws.root / "notes.txt").read_text() == "one\ntwo\n"  # not allowed, nobody to ask
-    assert [r["error"] and r["error"]["kind"] for r in _trace_results(tmp_path / "b")] == [None, "denied"]  # type: ignore[index]
+    assert [r["error"] and r["error"]["kind"] for r in _trace_results(tmp_path / "b")] == ["denied", None]  # type: ignore[index]
 
 
 def test_cli_run_command_needs_the_flag_and_approval(ws: Workspace, tmp_path: Path) -> None:

@@ -286,3 +286,67 @@ def test_a_question_is_offered_no_file_writes(ws: Workspace, task: str, writes: 
     c = agent._grammar(agent.tools.schemas(), agent._choice, task=task)
     assert c is not None and "read_file" in c.text
     assert ("write_file" in c.text) is writes and ("edit_file" in c.text) is writes
+
+
+# ── finishing a change, searching the task's words, settings edits ─────────────────────
+
+
+def test_task_words_and_when_the_first_call_searches(ws: Workspace) -> None:
+    assert policy.task_words("On what port is the service in this folder configured to run?") == ["port", "service"]
+    assert policy.task_words("Which version number is this project at?") == ["version"]
+    assert policy.searches_first("What version does this project declare?", ws)
+    assert not policy.searches_first("What is the port in config.cfg?", ws)  # a path named: read it
+    assert not policy.searches_first("Set the version of this project to 2.0 in config.cfg", ws)  # a change
+    assert not policy.searches_first("What is 12 plus 30?", ws)  # not about the folder
+
+
+def test_a_question_about_the_folder_starts_with_a_search_for_its_words(ws: Workspace) -> None:
+    task = "Which port does this project listen on?"
+    agent, fake = _agent(ws, [call_text("search", pattern="port"), "It listens on port 8080."])
+    r = agent.run(task)
+    assert [c.name for rec in r.records for c in rec.calls] == ["search"]
+    grammar = fake.options[0].grammar or ""
+    assert '\\"port\\"' in grammar and '\\"listen\\"' in grammar and "read_file" not in grammar
+    assert "8080" in r.answer
+
+
+def test_a_change_task_ends_once_its_change_is_made(ws: Workspace) -> None:
+    task = "Append the line '- milk' to notes.txt."
+    replies = [call_text("read_file", path="notes.txt"), call_text("write_file", path="notes.txt", content="- milk", append=True), "Added the line to notes.txt."]
+    agent, fake = _agent(ws, replies)
+    agent.approver = lambda *a: (True, "")
+    r = agent.run(task)
+    assert r.stop_reason is StopReason.ANSWERED and r.answer == "Added the line to notes.txt."
+    assert [len(rec.calls) for rec in r.records] == [1, 1, 0]  # the forced read, the append, the answer
+    assert (ws.root / "notes.txt").read_text() == "Launch code: 4821\n- milk"
+    asked = fake.requests[-1]
+    assert asked[-1].content.startswith("Question: " + task) and len(asked) == 2  # the evidence alone
+    assert fake.tools_seen[-1] == []  # written without the tool list
+
+
+def test_a_copy_is_done_only_once_the_new_file_exists(ws: Workspace) -> None:
+    assert not policy.change_done("Copy the port from config.cfg into a new file port.txt.", {"config.cfg"}, ["port.txt"])
+    assert policy.change_done("Copy the port from config.cfg into a new file port.txt.", {"port.txt"}, ["port.txt"])
+    assert not policy.change_done("What is the port in config.cfg?", {"config.cfg"}, [])  # a question changes nothing
+
+
+def test_a_settings_name_alone_is_not_offered_as_old_text() -> None:
+    text = 'name = "a"\nworkers = 4\n'
+    assert "workers" not in (policy.spans(text, path="conf/app.cfg") or [])
+    assert "workers = 4" in (policy.spans(text, path="conf/app.cfg") or [])
+    assert "workers" in (policy.spans(text, path="src/app.py") or [])  # code: a name is what a rename changes
+
+
+@pytest.mark.parametrize(
+    "old, new, written",
+    [
+        ("workers = 4", "workers=10", "workers = 10"),  # the line's own spacing
+        ("workers = 4", "10", "workers = 10"),  # the value alone
+        ("port: 80", "port: 90", "port: 90"),
+        ("x = 1", "y = 2", "y = 2"),  # another name: as written
+    ],
+)
+def test_an_edit_of_a_settings_line_keeps_its_style(tmp_path: Path, old: str, new: str, written: str) -> None:
+    from localagent.tools.builtin import setting_new
+
+    assert setting_new(old, new) == written

@@ -35,6 +35,7 @@ class FakeBackend:
     reuses_kv_cache: bool = False  # its cache is simulated; a test sets True to check the loop's reuse check
     requests: list[list[Message]] = field(default_factory=list)  # a snapshot per call
     options: list[GenerateOptions] = field(default_factory=list)  # what each call was asked under (the grammar, ...)
+    tools_seen: list[list[dict[str, Any]]] = field(default_factory=list)  # the tool list each prompt showed
     _cached: list[str] = field(default_factory=list)
 
     @classmethod
@@ -65,6 +66,7 @@ class FakeBackend:
     ) -> Generation:
         self.requests.append(list(messages))  # the loop keeps appending to its own list
         self.options.append(options)
+        self.tools_seen.append(list(tools))
         prompt = self._render(messages, tools)
         common = 0
         for a, b in zip(prompt, self._cached):

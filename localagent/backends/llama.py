@@ -223,11 +223,16 @@ class LlamaBackend:
     # -- KV cache ---------------------------------------------------------------
 
     def _warm_start(self, prefix: list[int]) -> tuple[int, str | None]:
-        """With an empty KV cache, load the prefix state from disk, or evaluate and save it;
-        returns the tokens evaluated here and what was done ("loaded", "saved", "not saved")."""
-        if self.prefix_cache is None or not prefix or self.llm.n_tokens > 0:
+        """When the KV cache does not hold the prefix (empty, or another prompt's: an answer
+        written without the tool list), load the prefix state from disk, or evaluate and save
+        it; returns the tokens evaluated here and what was done ("loaded", "saved", "not saved")."""
+        if self.prefix_cache is None or not prefix:
             return 0, None
         prefix = prefix[:-1]  # the last token is left for _prefill, which needs its logits
+        held = self.llm.input_ids[: min(self.llm.n_tokens, len(prefix))]
+        diff = np.nonzero(held != np.asarray(prefix[: len(held)]))[0]
+        if len(held) and (diff[0] if diff.size else len(held)) >= len(prefix) // 2:
+            return 0, None  # the cache holds most of it: _prefill reuses that
         key = cache_key(self.model_path, self.template, prefix, self.context_size)
         if self.prefix_cache.load(self.llm.ctx, key, prefix):
             self.llm.input_ids[: len(prefix)] = prefix

@@ -20,6 +20,7 @@ import io
 import itertools
 import os
 import posixpath
+import re
 import secrets
 import shlex
 import stat
@@ -340,6 +341,25 @@ def _search_lines(ws: Workspace, real: Path) -> list[str] | Literal["not text", 
 # ── irreversible: writes ─────────────────────────────────────────────────────────────────
 
 
+CONFIG_SUFFIXES = (".toml", ".ini", ".cfg", ".conf", ".env", ".yaml", ".yml", ".properties")
+SETTING = re.compile(r"^(\s*[\w.-]+)(\s*[=:]\s*)(.*)$")
+
+
+
+def setting_new(old: str, new: str) -> str:
+    """``new`` for an edit of one whole setting line, in the line's own style: 'workers=10'
+    or '10' for 'workers = 4' becomes 'workers = 10' (a settings line with its name gone,
+    or its spacing changed, is what a small model writes, not what it means)."""
+    m = SETTING.match(old)
+    if m is None or "\n" in old.strip() or not new.strip() or "\n" in new.strip():
+        return new
+    key, sep, _ = m.groups()
+    n = SETTING.match(new)
+    if n is None:
+        return f"{key}{sep}{new.strip()}"  # the value alone
+    return f"{key}{sep}{n.group(3)}" if n.group(1).strip() == key.strip() else new
+
+
 def apply_edit(text: str, old: str, new: str) -> tuple[str, int]:
     """``text`` with the one occurrence of ``old`` replaced by ``new``, and its line number;
     a ``WorkspaceError`` that says how to fix the call when ``old`` is absent or not unique."""
@@ -564,6 +584,8 @@ def _planned_edit(cx: BuiltinContext, path: str, old: str, new: str, every: bool
     before = _read_text(cx.ws, p)
     if before is None:
         _fail(ErrorKind.NOT_FOUND, f"path '{path}' not found; use write_file to create a file", "path")
+    if path.endswith(CONFIG_SUFFIXES) and any(ln.strip() == old.strip() for ln in before.splitlines()):
+        new = setting_new(old, new)  # a whole settings line: written in its own style
     if every and old in before and old != new:
         return p, before, before.replace(old, new)
     return p, before, apply_edit(before, old, new)[0]
