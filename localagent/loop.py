@@ -382,22 +382,7 @@ class Agent:
         if self._change_done(s):
             self._answer_now(s, t0)
             return
-        choice, threshold = self._choice, self._threshold()
-        only: Literal["changes", "looks"] | None = None
-        reads = self._next_reads(s, choice)
-        terms = self._search_terms(s, choice)
-        if terms:
-            choice, threshold = ToolChoice("required", "search"), None
-        if reads:
-            choice, threshold = ToolChoice("required", "read_file"), None
-        if s.retry_offered and choice.mode == "auto" and self.config.constrained:
-            choice, threshold = ToolChoice("required"), None  # an error offered the corrected call: no answer yet
-        if s.checked_change and not s.changes and s.msgs[-1].role == "user":
-            choice, threshold, only = ToolChoice("required"), None, "changes"  # the change it was asked for
-        if s.step == 0 and self._must_look(s.task, choice):
-            choice, threshold = ToolChoice("required"), None  # look before answering
-            if policy.look_before_change(s.task, self.workspace) and any(not t.irreversible for t in self.tools):
-                only = "looks"  # and before changing what exists: a copy blind of its source went wrong
+        choice, threshold, only, reads, terms = self._turn_choice(s)
         gen = self._ask(s, s.msgs, choice, threshold, t0, only, reads, terms)
         if gen is None:
             return
@@ -431,6 +416,29 @@ class Agent:
             self._record(s.writer, s.records, s.step, gen, [], [], [], t0)
             return
         self._run_calls(s, gen, calls, errors, content, t0)
+
+    def _turn_choice(
+        self, s: "RunState"
+    ) -> tuple[ToolChoice, float | None, Literal["changes", "looks"] | None, list[str], list[str]]:
+        """What the step may produce: the tool choice, the call-or-prose threshold, which
+        tools (changes or looks only), the files it must read, the words it must search."""
+        choice, threshold = self._choice, self._threshold()
+        only: Literal["changes", "looks"] | None = None
+        reads = self._next_reads(s, choice)
+        terms = self._search_terms(s, choice)
+        if terms:
+            choice, threshold = ToolChoice("required", "search"), None
+        if reads:
+            choice, threshold = ToolChoice("required", "read_file"), None
+        if s.retry_offered and choice.mode == "auto" and self.config.constrained:
+            choice, threshold = ToolChoice("required"), None  # an error offered the corrected call: no answer yet
+        if s.checked_change and not s.changes and s.msgs[-1].role == "user":
+            choice, threshold, only = ToolChoice("required"), None, "changes"  # the change it was asked for
+        if s.step == 0 and self._must_look(s.task, choice):
+            choice, threshold = ToolChoice("required"), None  # look before answering
+            if policy.look_before_change(s.task, self.workspace) and any(not t.irreversible for t in self.tools):
+                only = "looks"  # and before changing what exists: a copy blind of its source went wrong
+        return choice, threshold, only, reads, terms
 
     def _ask(
         self,
