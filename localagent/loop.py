@@ -92,6 +92,9 @@ class AgentConfig:
     # A question about the folder that names no path starts with a search for one of its
     # own words ("What version does this project declare?" -> search "version").
     search_task_words: bool = True
+    # A question that asks for something worked out (a sum, the larger number, a word
+    # reversed) calls calculate once what it names is read, and answers from its result.
+    calculate_when_asked: bool = True
 
 
 @dataclass
@@ -229,6 +232,7 @@ class Agent:
         reads: list[str] | None = None,
         read: set[str] | None = None,
         terms: list[str] | None = None,
+        expressions: list[str] | None = None,
     ) -> Constraint | None:
         """The step's constraint; ``only``: a call of an irreversible tool, or of a
         read-only one; ``task``: writes narrowed to the paths it allows (policy.write_targets);
@@ -247,8 +251,7 @@ class Agent:
         if (targets := policy.write_targets(task, self.workspace)) is not None:
             # A file to create comes first (a copy edited its source); then the files named.
             targets = policy.to_create(task, self.workspace, targets=targets) or targets
-            adds = policy.appends(task)
-            pairs = [(t, self._narrow_write(t, s, targets, read or set(), adds) if t.irreversible else s) for t, s in zip(tools, schemas)]
+            pairs = [(t, self._narrow_write(t, s, targets, read or set(), task) if t.irreversible else s) for t, s in zip(tools, schemas)]
             tools, schemas = [t for t, s in pairs if s is not None], [s for _, s in pairs if s is not None]
         if self.config.questions_read_only and policy.asks_only(task):
             kept = [(t, s) for t, s in zip(tools, schemas) if not policy.writes_files(t)]
@@ -261,6 +264,8 @@ class Agent:
             schemas = [_only_path(_narrow_path(s, reads)) if t.name == "read_file" else s for t, s in zip(tools, schemas)]
         if terms:
             schemas = [_pattern_only(s, terms) if t.name == "search" else s for t, s in zip(tools, schemas)]
+        if expressions:
+            schemas = [_with_enum(s, "expression", expressions) if t.name == "calculate" else s for t, s in zip(tools, schemas)]
         return build_constraint(
             schemas,
             choice,
@@ -269,38 +274,42 @@ class Agent:
             reason=self.config.reason,
         )
 
-    def _narrow_write(
-        self, t: Tool, schema: dict[str, Any], targets: list[str], read: set[str], task_appends: bool = False
-    ) -> dict[str, Any] | None:
+    def _narrow_write(self, t: Tool, schema: dict[str, Any], targets: list[str], read: set[str], task: str) -> dict[str, Any] | None:
         """A write tool's schema with its path one of ``targets`` (None: the tool can take
         none of them, e.g. an edit when the file is still to be created); an append when
         the task asks for one; text it must copy from that file (edit_file's old) narrowed
-        to the file's pieces once it was read."""
+        to the file's pieces the task names once it was read; a content the task gives."""
         live = live_parameters(t, self.ctx)["properties"].get("path", {}).get("enum")
         paths = [p for p in targets if live is None or p in live]
         if not paths:
             return None
         schema = _narrow_path(schema, paths)
-        if task_appends:
-            fn = schema["function"]
-            params = fn["parameters"]
-            if "append" not in params.get("properties", {}):
+        props = schema["function"]["parameters"].get("properties", {})
+        if policy.appends(task):
+            if "append" not in props:
                 return None
-            props = {**params["properties"], "append": {"type": "boolean", "enum": [True]}}
-            params = {**params, "properties": props, "required": [*params.get("required", []), "append"]}
-            return {**schema, "function": {**fn, "parameters": params}}
+            schema = _with_enum(schema, "append", [True], required=True)
+        sources = [text for p in read if p not in paths and (text := self._text(p)) is not None and p in self._named(task)]
+        if "content" in props and (choices := policy.content_choices(task, sources)):
+            schema = _with_enum(schema, "content", choices)
         arg, path_arg = policy.COPIED_TEXT.get(t.name, ("", ""))
-        if len(paths) == 1 and paths[0] in read and self.workspace is not None:
-            try:
-                text = (self.workspace.root / paths[0]).read_text(encoding="utf-8")
-            except (OSError, UnicodeDecodeError):
-                return schema
-            fn = schema["function"]
-            props = fn["parameters"]["properties"]
-            if arg in props and path_arg in props and (pieces := policy.spans(text, path=paths[0])):
-                props = {**props, arg: {**props[arg], "enum": pieces}}
-                schema = {**schema, "function": {**fn, "parameters": {**fn["parameters"], "properties": props}}}
+        if len(paths) == 1 and paths[0] in read and arg in props and path_arg in props:
+            text = self._text(paths[0])
+            if text is not None and (pieces := policy.spans(text, path=paths[0])):
+                schema = _with_enum(schema, arg, policy.named_spans(task, pieces))
         return schema
+
+    def _text(self, rel: str) -> str | None:
+        """A workspace file's text, or None."""
+        if self.workspace is None:
+            return None
+        try:
+            return (self.workspace.root / rel).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            return None
+
+    def _named(self, task: str) -> list[str]:
+        return self.workspace.mentioned(task) if self.workspace is not None else []
 
     def _system_prompt(self) -> str:
         return (self.config.system_prompt or "").strip()
@@ -379,11 +388,11 @@ class Agent:
         if s.stop:
             return
         t0 = time.monotonic()
-        if self._change_done(s):
+        if self._change_done(s) or self._calculated(s):
             self._answer_now(s, t0)
             return
-        choice, threshold, only, reads, terms = self._turn_choice(s)
-        gen = self._ask(s, s.msgs, choice, threshold, t0, only, reads, terms)
+        turn = self._turn_choice(s)
+        gen = self._ask(s, s.msgs, turn, t0)
         if gen is None:
             return
         calls, errors, content = self._calls(gen, s.step)
@@ -392,10 +401,10 @@ class Agent:
         if not calls and not errors and self._echo(s, content):
             repeat = policy.Repeat.ANSWER  # it wrote the task back instead of an answer
         if repeat is not policy.Repeat.NONE:
-            turn = self._after_repeat(s, repeat, gen, calls, t0)
-            if turn is None:
+            redone = self._after_repeat(s, repeat, gen, calls, t0)
+            if redone is None:
                 return
-            gen, calls, errors, content = turn
+            gen, calls, errors, content = redone
         if not calls and not errors and self._made_up(s, content):
             # An answer holding numbers nothing found holds: not taken; the next step looks again.
             gen.unsupported_answer = content[:200]
@@ -417,11 +426,10 @@ class Agent:
             return
         self._run_calls(s, gen, calls, errors, content, t0)
 
-    def _turn_choice(
-        self, s: "RunState"
-    ) -> tuple[ToolChoice, float | None, Literal["changes", "looks"] | None, list[str], list[str]]:
+    def _turn_choice(self, s: "RunState") -> "Turn":
         """What the step may produce: the tool choice, the call-or-prose threshold, which
-        tools (changes or looks only), the files it must read, the words it must search."""
+        tools (changes or looks only), the files it must read, the words it must search,
+        the expressions it may calculate."""
         choice, threshold = self._choice, self._threshold()
         only: Literal["changes", "looks"] | None = None
         reads = self._next_reads(s, choice)
@@ -438,25 +446,19 @@ class Agent:
             choice, threshold = ToolChoice("required"), None  # look before answering
             if policy.look_before_change(s.task, self.workspace) and any(not t.irreversible for t in self.tools):
                 only = "looks"  # and before changing what exists: a copy blind of its source went wrong
-        return choice, threshold, only, reads, terms
+        if not reads and not terms and self._calculates(s):
+            choice = ToolChoice("required", "calculate")
+            return Turn(choice, None, only, expressions=policy.expressions(s.task, s.msgs))
+        return Turn(choice, threshold, only, reads, terms)
 
-    def _ask(
-        self,
-        s: "RunState",
-        msgs: list[Message],
-        choice: ToolChoice,
-        threshold: float | None,
-        t0: float,
-        only: Literal["changes", "looks"] | None = None,
-        reads: list[str] | None = None,
-        terms: list[str] | None = None,
-        *,
-        tools_shown: bool = True,
-    ) -> Generation | None:
+    def _ask(self, s: "RunState", msgs: list[Message], turn: "Turn", t0: float, *, tools_shown: bool = True) -> Generation | None:
         """Generate the step's turn (a new step); None when the step ended the run.
         ``tools_shown``: False renders the prompt without the tool list (a prose answer)."""
         try:
-            grammar = self._grammar(s.schemas, choice, s.path_failed, only=only, task=s.task, reads=reads, read=s.read, terms=terms)
+            grammar = self._grammar(
+                s.schemas, turn.choice, s.path_failed, only=turn.only, task=s.task, reads=turn.reads, read=s.read,
+                terms=turn.terms, expressions=turn.expressions,
+            )
         except ConstraintError as e:
             s.stop = Stop(StopReason.CONSTRAINT_ERROR, str(e))
             return None
@@ -464,7 +466,7 @@ class Agent:
         if s.ev.on_step_start:
             s.ev.on_step_start(s.step)
         s.inflight = _InFlight(s.step, t0)
-        gen = self._generate(msgs, s.schemas if tools_shown else [], grammar, s.ev, threshold, s.inflight.streamed, choice)
+        gen = self._generate(msgs, s.schemas if tools_shown else [], grammar, s.ev, turn.threshold, s.inflight.streamed, turn.choice)
         s.usage.add(gen)
         s.reused_before = self._check_reuse(gen, s.reused_before) if tools_shown else 0
         return self._unless_failed(s, gen, t0)
@@ -653,23 +655,43 @@ class Agent:
             return False
         return policy.change_done(s.task, s.changed, s.to_create)
 
+    def _calculates(self, s: "RunState") -> bool:
+        """Whether the step must call calculate: the question asks for something worked out
+        and no calculation succeeded yet (two tries)."""
+        cfg = self.config
+        if not (cfg.calculate_when_asked and cfg.constrained and self._choice.mode == "auto") or "calculate" not in self.tools.names():
+            return False
+        tries = sum(c.name == "calculate" for m in s.msgs if m.role == "assistant" for c in m.tool_calls)
+        return tries < 2 and not self._calculated(s) and policy.computes(s.task)
+
+    def _calculated(self, s: "RunState") -> bool:
+        """A calculation the question asked for succeeded: the answer is due."""
+        ids = {c.id for m in s.msgs if m.role == "assistant" for c in m.tool_calls if c.name == "calculate"}
+        ok = any(m.role == "tool" and m.tool_call_id in ids and not m.content.startswith("error (") for m in s.msgs)
+        return ok and self.config.calculate_when_asked and policy.computes(s.task)
+
     def _answer_now(self, s: "RunState", t0: float) -> None:
-        """End the run with an answer written from the evidence (the change is made)."""
-        self._notice(s, "the change is made: the answer is written from the results")
-        gen = self._ask(s, self._evidence_msgs(s), ToolChoice("none"), None, t0, tools_shown=self._tools_in_answer())
+        """End the run with an answer written from the evidence (the change is made, or the
+        calculation done)."""
+        self._notice(s, "the work is done: the answer is written from the results")
+        gen = self._ask(s, self._evidence_msgs(s), Turn(ToolChoice("none")), t0, tools_shown=self._tools_in_answer())
         if gen is None:
             return
-        content = parse(gen.text).content.strip()
+        content = policy.with_calculation(parse(gen.text).content.strip(), policy.evidence(s.msgs))
         s.msgs.append(Message("assistant", content, raw=gen.text))
-        s.answer, s.stop = content, Stop(StopReason.ANSWERED, "the model answered once the change was made")
+        s.answer, s.stop = content, Stop(StopReason.ANSWERED, "the model answered once the work was done")
         self._record(s.writer, s.records, s.step, gen, [], [], [], t0)
 
     def _search_terms(self, s: "RunState", choice: ToolChoice) -> list[str]:
-        """The words the first call searches for, when it must be a search (policy.searches_first)."""
+        """The words the step must search for (policy.searches_first): at the first step, and
+        once more after a search that found nothing."""
         cfg = self.config
-        if s.step or not (cfg.search_task_words and self._must_look(s.task, choice)) or "search" not in self.tools.names():
+        if not (cfg.search_task_words and self._must_look(s.task, choice)) or "search" not in self.tools.names():
             return []
-        return policy.task_words(s.task)[:50] if policy.searches_first(s.task, self.workspace) else []
+        tried = policy.search_again(s.msgs) if s.step else set()
+        if tried is None or not policy.searches_first(s.task, self.workspace):
+            return []
+        return policy.search_words(s.task, self.workspace, tried)[:50]
 
     def _must_look(self, task: str, choice: ToolChoice) -> bool:
         return (
@@ -875,6 +897,18 @@ class RunState:
 
 
 @dataclass
+class Turn:
+    """What one step may produce (Agent._turn_choice)."""
+
+    choice: ToolChoice
+    threshold: float | None = None  # the call-or-prose threshold; None: the grammar decides
+    only: Literal["changes", "looks"] | None = None  # irreversible tools only, or read-only ones
+    reads: list[str] = field(default_factory=list)  # the read must be of one of these files
+    terms: list[str] = field(default_factory=list)  # the search must be for one of these words
+    expressions: list[str] = field(default_factory=list)  # calculate takes one of these
+
+
+@dataclass
 class _InFlight:
     """The step under way: what an interrupt would otherwise lose."""
 
@@ -899,6 +933,15 @@ def _narrow_path(schema: dict[str, Any], paths: list[str]) -> dict[str, Any]:
         return schema
     params = {**fn["parameters"], "properties": {**props, "path": {"type": "string", "enum": paths}}}
     return {**schema, "function": {**fn, "parameters": params}}
+
+
+def _with_enum(schema: dict[str, Any], arg: str, values: list[Any], required: bool = False) -> dict[str, Any]:
+    """``schema`` with argument ``arg`` limited to ``values`` (and required)."""
+    fn = schema["function"]
+    params = fn["parameters"]
+    props = {**params["properties"], arg: {**params["properties"][arg], "enum": values}}
+    req = [*params.get("required", []), arg] if required and arg not in params.get("required", []) else params.get("required", [])
+    return {**schema, "function": {**fn, "parameters": {**params, "properties": props, "required": req}}}
 
 
 def _pattern_only(schema: dict[str, Any], terms: list[str]) -> dict[str, Any]:

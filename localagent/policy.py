@@ -9,6 +9,7 @@ import posixpath
 import re
 from dataclasses import dataclass
 from typing import Any
+from collections.abc import Collection
 from enum import Enum
 
 from rapidfuzz import fuzz
@@ -27,7 +28,7 @@ STRUCTURED_STARTS = ("{", "[", "`", "<")
 
 # A task that asks for a change: one of these verbs leads a sentence or follows "please".
 _CHANGE = re.compile(
-    r"(?:^|[.!?:;]\s+|\bplease\s+|,\s*)(create|write|make|add|append|put|fix|correct|rename|replace|change|set|"
+    r"(?:^|[.!?:;]\s+|\bplease\s+|,\s*)(create|write|make|add(?!\s+up\b)|append|put|fix|correct|rename|replace|change|set|"
     r"update|edit|delete|remove|copy|save|insert|move|take)\b",
     re.IGNORECASE,
 )
@@ -68,8 +69,12 @@ _NOT_TERMS = frozenset(
     "what which who whom whose where when why how does did done is are was were the this that these those our my your "
     "its project folder repo repository directory workspace codebase package here there with from into for and not any "
     "all about declare declares declared number value say tell give show find list name configured configure set run "
-    "runs running use used uses can could should would will".split()
+    "runs running use used uses can could should would will file files one under mention mentions mentioned talk "
+    "talks refer refers referred contain contains containing says".split()
 )
+# A question after the file that holds a word: "which file in docs mentions X?"
+_WHICH_FILE = re.compile(r"\b(which|where|what|find)\b", re.IGNORECASE)
+_MENTIONS = re.compile(r"\b(mention\w*|refer\w*|talks? about|contain\w*|says?)\b", re.IGNORECASE)
 
 
 def task_words(task: str) -> list[str]:
@@ -83,9 +88,80 @@ def searches_first(task: str, workspace: Workspace | None) -> bool:
     """Whether a question about the folder that names no path starts with a search for one
     of its words: asked "What version does this project declare?", the 0.5B model listed
     folders, read whatever it found and answered "version 1.0.0" from nothing."""
-    if workspace is None or not asks_only(task) or not _ABOUT_WORKSPACE.search(task):
+    if workspace is None or not asks_only(task) or not search_words(task, workspace):
         return False
-    return not workspace.names_a_path(task) and bool(task_words(task))
+    if _ABOUT_WORKSPACE.search(task) and not workspace.names_a_path(task):
+        return True
+    return asks_which_file(task) and not any((workspace.root / p).is_file() for p in workspace.mentioned(task))
+
+
+def asks_which_file(task: str) -> bool:
+    """Whether a question asks which file holds a word ("Which file in notes mentions
+    X?"): offered list_dir, the 0.5B model listed the folder and named a file at random."""
+    return bool(_WHICH_FILE.search(task) and _MENTIONS.search(task) and re.search(r"\bfiles?\b", task, re.IGNORECASE))
+
+
+def search_words(task: str, workspace: Workspace | None, tried: Collection[str] = ()) -> list[str]:
+    """The task's words a search may look for: not the folders or files it names (searched
+    for 'docs', nothing is found in docs/), not a pattern already searched for."""
+    named = {part for p in (workspace.mentioned(task) if workspace else []) for part in re.split(r"[/.]", p.lower())}
+    return [w for w in task_words(task) if w not in named and w not in tried]
+
+
+def search_again(history: list[Message]) -> set[str] | None:
+    """The patterns searched for when every result so far is a search that found nothing
+    (once): then the next step searches another of the task's words. None otherwise. Told
+    "no matches for 'server'", the 0.5B model answered "port 80" from nothing."""
+    calls = {c.id: c for m in history if m.role == "assistant" for c in m.tool_calls}
+    results = [(calls.get(m.tool_call_id or ""), m.content) for m in history if m.role == "tool"]
+    if len(results) != 1 or not all(c is not None and c.name == "search" and r.startswith("no matches for") for c, r in results):
+        return None
+    return {str(c.arguments.get("pattern", "")).lower() for c, _ in results if c is not None}
+
+
+def computes(task: str) -> bool:
+    """Whether a question asks for something worked out (arithmetic, the larger of numbers,
+    a word reversed): then, once what it names is read, the next call is ``calculate``.
+    Asked for the total of 40 and 56 the 0.5B model wrote 92; 'stone' backwards, 'stone'."""
+    return any(rx.search(task) for rx in _OPERATIONS.values()) and not wants_change(task)
+
+
+def expressions(task: str, history: list[Message], limit: int = 6) -> list[str]:
+    """The expressions ``calculate`` is offered for a question that asks for something
+    worked out: over the numbers the task gives, or those on the lines of the results that
+    name the task's words, and over the text the task quotes. Empty: none to offer (the
+    expression is free). Free, the 0.5B model wrote 'tickets + bottles' after reading
+    'tickets: 40' and 'tickets: 56', and "stone == 'stone'" for 'stone' backwards."""
+    words = [w for w in task_words(task) if not any(rx.fullmatch(w) for rx in _OPERATIONS.values())]
+    rx = re.compile(r"\b(" + "|".join(map(re.escape, words)) + r")\b", re.IGNORECASE) if words else None
+    nums = re.findall(r"(?<![\w.])\d+(?:\.\d+)?(?![\w.])", task)
+    for m in (m for m in history if m.role == "tool" and not m.content.startswith("error (")):
+        for line in m.content.splitlines():
+            if rx is not None and rx.search(line) and not line.startswith("[end of"):
+                nums += re.findall(r"(?<![\w.-])\d+(?:\.\d+)?(?![\w.-])", line)
+    ops: dict[str, list[str]] = {}
+    if 2 <= len(nums) <= limit:
+        ops["sum"], ops["max"], ops["min"] = [" + ".join(nums)], [f"max({', '.join(nums)})"], [f"min({', '.join(nums)})"]
+        if len(nums) == 2:
+            ops["difference"], ops["product"] = [f"{nums[0]} - {nums[1]}"], [f"{nums[0]} * {nums[1]}"]
+    quoted = [next(g for g in m.groups() if g) for m in _QUOTED.finditer(task)]
+    if quoted:
+        ops["reverse"], ops["length"] = [f"{q!r}[::-1]" for q in quoted], [f"len({q!r})" for q in quoted]
+    # The operation the question names, when it names exactly one: given the choice, the
+    # 0.5B model summed for "which is larger" and took the length for "backwards".
+    named = [op for op, rx in _OPERATIONS.items() if op in ops and rx.search(task)]
+    return ops[named[0]] if len(named) == 1 else [e for es in ops.values() for e in es]
+
+
+_OPERATIONS = {
+    "sum": re.compile(r"\b(total|sum|add up|adds up|plus|altogether|combined)\b|\d\s*\+\s*\d", re.IGNORECASE),
+    "max": re.compile(r"\b(larger|largest|bigger|biggest|greater|greatest|most|higher|highest|maximum)\b", re.IGNORECASE),
+    "min": re.compile(r"\b(smaller|smallest|fewer|fewest|least|lower|lowest|minimum)\b", re.IGNORECASE),
+    "difference": re.compile(r"\b(difference|minus|subtract\w*)\b|\d\s*-\s*\d", re.IGNORECASE),
+    "product": re.compile(r"\b(times|multiplied|product)\b|\d\s*[*\u00d7]\s*\d", re.IGNORECASE),
+    "reverse": re.compile(r"\b(backwards?|reversed?|reverse)\b", re.IGNORECASE),
+    "length": re.compile(r"\bhow many (letters|characters)\b|\blength\b", re.IGNORECASE),
+}
 
 
 def change_done(task: str, changed: set[str], to_create: list[str]) -> bool:
@@ -176,6 +252,57 @@ def spans(text: str, limit: int = 300, path: str = "") -> list[str] | None:
     return list(out) if len(out) <= limit else None
 
 
+# Where an edit task's new text starts: "rename a to b", "replace a with b", "it should be b".
+_NEW_TEXT = re.compile(r"\s(?:to|into|with|should be)\s", re.IGNORECASE)
+
+
+def named_spans(task: str, pieces: list[str]) -> list[str]:
+    """The pieces an edit may replace that hold a word the task names before its new text
+    (all of them when none does). Offered every piece of the file, the 0.5B model renamed
+    'hi' for 'rename fetch_items', and set 'debug = true' for 'change the log_level to debug'."""
+    parts = _NEW_TEXT.split(task)
+    head = " ".join(parts[:-1]) if len(parts) > 1 else task
+    words = [w for w in task_words(head) if not _CHANGE_WORD.fullmatch(w) and not PATH_SHAPED.fullmatch(w)]
+    named = {p.lower() for w in path_words(head) if PATH_SHAPED.fullmatch(w) for p in re.split(r"[/.]", w)}
+    rx = [re.compile(rf"(?<![\w-]){re.escape(w)}(?![\w-])", re.IGNORECASE) for w in words if w not in named]
+    kept = [p for p in pieces if any(r.search(p) for r in rx)]
+    return kept or pieces
+
+
+_QUOTED = re.compile(r"(?<!\w)'([^'\n]+)'(?!\w)|\"([^\"\n]+)\"|\u201c([^\u201d\n]+)\u201d")
+_AFTER_COLON = re.compile(r":\s+(\S.*?)\s*$")
+# Verbs that move a value from one file into another.
+_COPY = re.compile(r"\b(copy|copies|take|save|write|holding|holds)\b", re.IGNORECASE)
+
+
+def content_choices(task: str, sources: list[str]) -> list[str] | None:
+    """What a write's content may be, when the task says: the one text it quotes (or gives
+    after a colon) for an append; a line or value of the file it copies from (``sources``:
+    the texts of the files it names that were read). None: free. Left free, the 0.5B
+    model wrote the task sentence itself into the file."""
+    if appends(task):
+        quoted = [next(g for g in m.groups() if g) for m in _QUOTED.finditer(task)]
+        if len(quoted) == 1:
+            return [quoted[0]]
+        if not quoted and (m := _AFTER_COLON.search(task)) and not PATH_SHAPED.fullmatch(m.group(1)):
+            return [m.group(1)]
+        return None
+    if sources and _COPY.search(task):
+        return list(dict.fromkeys(p for text in sources for p in copy_pieces(text))) or None
+    return None
+
+
+def copy_pieces(text: str) -> list[str]:
+    """A file's lines, stripped, and the value of each 'name: value' or 'name = value' line."""
+    out = []
+    for line in (ln.strip() for ln in text.splitlines()):
+        if line:
+            out.append(line)
+            if m := re.match(r"[^:=]{1,60}[:=]\s*(\S.*)$", line):
+                out.append(m.group(1).strip().strip('"'))
+    return out
+
+
 def unread_named(task: str, workspace: Workspace | None, read: set[str]) -> list[str]:
     """The files the task names that exist and have not been read yet: read them before
     anything else. The 0.5B model answered "what does lib/utils.py define" from the tool
@@ -219,7 +346,7 @@ def read_whole(arguments: dict[str, Any], result: str) -> bool:
     return not arguments.get("offset") and _WHOLE.search(result) is not None
 
 
-_WHOLE = re.compile(r"(?:^|\n)\[end of [^\n]*: \d+ lines?\]\s*$")
+_WHOLE = re.compile(r"(?:^|\n)\[end of [^\n]*: \d+ lines?(?:; [^\n]*)?\]\s*$")
 
 
 def rereads(call: ToolCall, whole: set[str]) -> bool:
@@ -270,6 +397,8 @@ def _heading(call: ToolCall) -> str:
         return f"Lines holding {a.get('pattern')!r} under {a.get('path', '.')}:"
     if call.name == "find_files":
         return f"Files named like {a.get('pattern')!r} under {a.get('path', '.')}:"
+    if call.name == "calculate":
+        return "Calculated:"
     return f"Result of {call.name}:"
 
 
@@ -314,5 +443,28 @@ def answer_prompt(task: str, history: list[Message], *, forced: str | None = Non
     found = evidence(history)
     per = max(400, limit // max(1, len(found)))
     body = "\n\n".join(e.render(per) for e in found) or "(no tool call succeeded)"
+    value = calculated(found)
+    if value is not None and not forced:
+        # Shown only the calculation, the 0.5B model wrote "the lamps in south.txt are larger", no number.
+        return load_prompt("answer_calculated").strip().format(task=task, evidence=body, value=value)
     name = "answer_forced" if forced else "answer"
     return load_prompt(name).strip().format(task=task, evidence=body, reason=forced or "")
+
+
+def with_calculation(answer: str, found: list[Evidence]) -> str:
+    """An answer that leaves out the value its calculation gave, with the calculation added:
+    asked "which is larger? Give the number" and shown max(63, 48) = 63, the 0.5B model
+    wrote "the lamps in south.txt are larger" with no number, however the prompt asked."""
+    value = calculated(found)
+    if value is None or value in answer:
+        return answer
+    line = next(e.result.content for e in reversed(found) if e.call.name == "calculate" and " = " in e.result.content)
+    return f"{answer} ({line})" if answer else line
+
+
+def calculated(found: list[Evidence]) -> str | None:
+    """The value of the last calculation that succeeded, if any."""
+    for e in reversed(found):
+        if e.call.name == "calculate" and " = " in e.result.content:
+            return e.result.content.rsplit(" = ", 1)[1].strip()
+    return None

@@ -108,8 +108,8 @@ def test_list_dir_refusals(ws: Workspace) -> None:
 
 def test_tool_sets_are_small_and_declare_irreversibility(ws: Workspace) -> None:
     names = lambda **kw: [t.name for t in workspace_tools(ws, **kw)]  # noqa: E731
-    assert names(write=False) == ["read_file", "list_dir", "search", "find_files"]
-    assert names() == ["read_file", "list_dir", "search", "find_files", "write_file", "edit_file"]
+    assert names(write=False) == ["read_file", "list_dir", "search", "find_files", "calculate"]
+    assert names() == ["read_file", "list_dir", "search", "find_files", "calculate", "write_file", "edit_file"]
     assert names(write=True, allow_commands=True)[-1] == "run_command"
     for t in workspace_tools(ws, write=True, allow_commands=True):
         assert t.irreversible == (t.name in ("write_file", "edit_file", "run_command")), t.name

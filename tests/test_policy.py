@@ -191,9 +191,65 @@ def test_an_edit_copies_old_from_the_file_it_read(ws: Workspace) -> None:
     agent, _ = _agent(ws, [])
     task = "Set the port in config.cfg to 9090."
     c = agent._grammar(agent.tools.schemas(), agent._choice, task=task, read={"config.cfg"})
-    assert c is not None and '\\"port = 8080\\"' in c.text and '\\"8080\\"' in c.text
+    assert c is not None and '\\"port = 8080\\"' in c.text
+    assert '\\"8080\\"' not in c.text  # old is a piece that holds the word the task names
     unread = agent._grammar(agent.tools.schemas(), agent._choice, task=task)
-    assert unread is not None and '\\"8080\\"' not in unread.text  # not read yet: old is free
+    assert unread is not None and '\\"port = 8080\\"' not in unread.text  # not read yet: old is free
+
+
+@pytest.mark.parametrize(
+    "task, want",
+    [
+        ("Change the log_level in etc/settings.ini to debug.", ['log_level = "info"']),
+        ("In src/w.py, rename fetch_items to get_items.", ["def fetch_items(text):", "fetch_items"]),
+        ("Replace every fetch_items in src/w.py with get_items.", ["def fetch_items(text):", "fetch_items"]),
+        ("Fix 'recieve' in a.md: it should be 'receive'.", ["You recieve it."]),
+        ("Make the greeting friendlier in a.md.", ["You recieve it.", "hi", "debug = false"]),  # nothing named: all
+    ],
+)
+def test_an_edit_replaces_a_piece_the_task_names_before_its_new_text(task: str, want: list[str]) -> None:
+    pieces = ['log_level = "info"', "debug = false", "def fetch_items(text):", "fetch_items", "hi", "You recieve it."]
+    got = policy.named_spans(task, pieces)
+    assert all(w in got for w in want) and (len(got) == len(pieces) or len(got) == len(want)), got
+
+
+@pytest.mark.parametrize(
+    "task, sources, want",
+    [
+        ("Append the line '- buy milk' to todo.md.", [], ["- buy milk"]),
+        ("Add one more line to todo.md: - buy milk", [], ["- buy milk"]),
+        ("Append a line about milk to todo.md.", [], None),  # no text given: free
+        ("Copy the owner from a.txt into a new file b.txt.", ["Note.\nOwner: Ines Silva\n"], ["Note.", "Owner: Ines Silva", "Ines Silva"]),
+        ("Create b.txt with a haiku.", ["Owner: Ines Silva\n"], None),  # not a copy
+    ],
+)
+def test_a_write_holds_the_text_the_task_gives(task: str, sources: list[str], want: list[str] | None) -> None:
+    assert policy.content_choices(task, sources) == want
+
+
+def test_an_append_and_a_copy_are_narrowed_in_the_grammar(ws: Workspace) -> None:
+    agent, _ = _agent(ws, [])
+    c = agent._grammar(agent.tools.schemas(), agent._choice, task="Append the line 'x9 done' to notes.txt.", read={"notes.txt"})
+    assert c is not None and '\\"x9 done\\"' in c.text
+    task = "Copy the launch code from notes.txt into a new file code.txt."
+    c = agent._grammar(agent.tools.schemas(), agent._choice, task=task, read={"notes.txt"})
+    assert c is not None and '\\"4821\\"' in c.text and '\\"Launch code: 4821\\"' in c.text
+
+
+def test_a_question_for_the_file_that_mentions_a_word_searches_the_word(ws: Workspace) -> None:
+    task = "Which file in docs mentions the zeppelin?"
+    assert policy.searches_first(task, ws) and policy.search_words(task, ws) == ["zeppelin"]
+    assert not policy.searches_first("What does docs/setup.md say about the zeppelin?", ws)  # a file is named
+    assert not policy.searches_first("Which file is the largest in docs?", ws)  # no word to look for
+
+
+def test_a_search_that_found_nothing_is_followed_by_another_word() -> None:
+    from localagent.messages import Message, ToolCall
+    call = ToolCall("c1", "search", {"pattern": "server"})
+    history = [Message("user", "q"), Message("assistant", "", tool_calls=[call]), Message("tool", "no matches for 'server' in '.'", tool_call_id="c1")]
+    assert policy.search_again(history) == {"server"}
+    history[-1] = Message("tool", "a.toml:1: port = 80", tool_call_id="c1")
+    assert policy.search_again(history) is None
 
 
 def test_spans_are_lines_and_words_and_none_past_the_limit() -> None:
@@ -350,3 +406,68 @@ def test_an_edit_of_a_settings_line_keeps_its_style(tmp_path: Path, old: str, ne
     from localagent.tools.builtin import setting_new
 
     assert setting_new(old, new) == written
+
+
+@pytest.mark.parametrize(
+    "task, computes",
+    [
+        ("What is the total of apples in a.txt and b.txt?", True),
+        ("Which is larger, the chairs in a.txt or b.txt?", True),
+        ("What is 17 plus 25?", True),
+        ("Spell 'lamp' backwards.", True),
+        ("What is the launch code in notes.txt?", False),
+        ("Add the line 'total: 4' to notes.txt.", False),  # a change, not a question
+    ],
+)
+def test_a_question_that_asks_for_something_worked_out(task: str, computes: bool) -> None:
+    assert policy.computes(task) is computes
+
+
+def test_a_sum_is_calculated_after_the_reads_and_answered_from_its_result(ws: Workspace) -> None:
+    (ws.root / "b.txt").write_text("Launch code: 1000\n")
+    task = "What is the total of the launch codes in notes.txt and b.txt?"
+    replies = [call_text("read_file", path="notes.txt"), call_text("read_file", path="b.txt"),
+               call_text("calculate", expression="4821 + 1000"), "The total is 5821."]
+    agent, fake = _agent(ws, replies)
+    r = agent.run(task)
+    assert r.stop_reason is StopReason.ANSWERED and r.answer == "The total is 5821."
+    assert [c.name for rec in r.records for c in rec.calls] == ["read_file", "read_file", "calculate"]
+    assert fake.options[2].tool_choice == "calculate"  # forced once both files were read
+    assert "4821 + 1000 = 5821" in fake.requests[-1][-1].content and fake.tools_seen[-1] == []
+
+
+def test_no_calculation_is_forced_when_the_flag_is_off(ws: Workspace) -> None:
+    fake = FakeBackend.scripted(["It is 42."])
+    agent = Agent(fake, workspace_tools(ws), root=ws.root, config=AgentConfig(system_prompt="sys", calculate_when_asked=False))
+    assert agent.run("What is 17 plus 25?").answer == "It is 42."
+
+
+def test_an_answer_that_leaves_out_the_calculated_value_gets_the_calculation() -> None:
+    call = ToolCall("c1", "calculate", {"expression": "max(63, 48)"})
+    history = [Message("assistant", "", tool_calls=[call]), Message("tool", "max(63, 48) = 63", tool_call_id="c1")]
+    found = policy.evidence(history)
+    assert policy.with_calculation("South has more lamps.", found) == "South has more lamps. (max(63, 48) = 63)"
+    assert policy.with_calculation("South has 63 lamps.", found) == "South has 63 lamps."
+    assert policy.with_calculation("Nothing to add.", []) == "Nothing to add."
+    assert "gives 63" in policy.answer_prompt("Which is larger?", history)
+
+
+@pytest.mark.parametrize(
+    "task, want",
+    [
+        ("What is the total of apples in a.txt and b.txt?", ["12 + 30"]),
+        ("Which is larger, the apples in a.txt or b.txt?", ["max(12, 30)"]),
+        ("Which has the fewest apples, a.txt or b.txt?", ["min(12, 30)"]),
+        ("What do the apples in a.txt and b.txt come to?", ["12 + 30", "max(12, 30)", "min(12, 30)", "12 - 30", "12 * 30"]),
+    ],
+)
+def test_calculate_is_offered_the_numbers_on_lines_that_name_the_tasks_words(task: str, want: list[str]) -> None:
+    results = ["apples: 12\npears: 5\n[end of a.txt: 2 lines]", "pears: 7\napples: 30\n[end of b.txt: 2 lines]"]
+    history = [Message("tool", r, tool_call_id=f"c{i}") for i, r in enumerate(results)]
+    assert policy.expressions(task, history) == want
+
+
+def test_calculate_is_offered_the_quoted_text_and_the_tasks_own_numbers() -> None:
+    assert policy.expressions("Spell 'lamp' backwards.", []) == ["'lamp'[::-1]"]
+    assert policy.expressions("What is 17 plus 25?", []) == ["17 + 25"]
+    assert policy.expressions("How is the weather?", []) == []

@@ -36,6 +36,7 @@ from pydantic import Field
 from ..errors import ErrorKind, ToolErrorInfo
 from ..validate import WorkspacePath
 from . import commands
+from .calculate import calculate_tool
 from .base import Tool, make_tool
 from .commands import MAX_COMMAND_SECONDS
 from .matching import PatternError, compile_search
@@ -63,7 +64,7 @@ class BuiltinContext:
 
 
 def workspace_tools(ws: Workspace, *, write: bool = True, allow_commands: bool = False) -> list[Tool]:
-    """The tools for working in ``ws``: read_file, list_dir, search, and (unless ``write`` is
+    """The tools for working in ``ws``: read_file, list_dir, search, find_files, calculate, and (unless ``write`` is
     False) write_file and edit_file; with ``allow_commands``, run_command. The last three are
     irreversible: each call needs a person's approval (see ``approval``); with no approver
     the dispatcher denies them."""
@@ -73,6 +74,7 @@ def workspace_tools(ws: Workspace, *, write: bool = True, allow_commands: bool =
         _bind(list_dir, cx, timeout=10.0),
         _bind(search, cx, timeout=20.0),
         _bind(find_files, cx, timeout=20.0),
+        calculate_tool(),
     ]
     if write:
         tools.append(_bind(write_file, cx, _write_preview, irreversible=True, timeout=10.0))
@@ -161,7 +163,32 @@ def read_file(
     if offset == 0:
         cx.seen.add(p)
     n = offset + len(lines)
-    return text + end + f"[end of {cx.ws.relative(p)}: {n} line{'s' * (n != 1)}]"
+    rel = cx.ws.relative(p)
+    return text + end + f"[end of {rel}: {n} line{'s' * (n != 1)}{_outline(rel, text) if offset == 0 else ''}]"
+
+
+# Top-level definitions in source files: (suffixes, pattern whose group 1 or 2 is a name).
+_DEFINES = (
+    ((".py", ".pyi"), re.compile(r"^(?:async\s+)?def\s+(\w+)|^class\s+(\w+)", re.MULTILINE)),
+    ((".js", ".mjs", ".ts", ".tsx", ".jsx"), re.compile(r"^(?:export\s+)?(?:default\s+)?(?:async\s+)?function\s*\*?\s*(\w+)|^(?:export\s+)?class\s+(\w+)", re.MULTILINE)),
+    ((".go",), re.compile(r"^func\s+(?:\([^)]*\)\s*)?(\w+)|^type\s+(\w+)\s+struct", re.MULTILINE)),
+    ((".rs",), re.compile(r"^(?:pub(?:\([^)]*\))?\s+)?(?:async\s+)?fn\s+(\w+)|^(?:pub\s+)?struct\s+(\w+)", re.MULTILINE)),
+)
+
+
+def _outline(rel: str, text: str) -> str:
+    """'; defines 3 functions: a, b, c' for a source file read whole: the 0.5B model, asked
+    which functions a file defines, named one of three it had just read."""
+    for suffixes, pattern in _DEFINES:
+        if rel.endswith(suffixes):
+            funcs: list[str] = []
+            classes: list[str] = []
+            for m in pattern.finditer(text):
+                (funcs if m.group(1) else classes).append(m.group(1) or m.group(2))
+            kinds = (("function", "functions", funcs), ("class", "classes", classes))
+            parts = [f"{_count(len(names), one, many)}: {', '.join(names[:30])}" for one, many, names in kinds if names]
+            return "; defines " + "; ".join(parts) if parts else ""
+    return ""
 
 
 def list_dir(
