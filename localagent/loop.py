@@ -757,8 +757,6 @@ class Agent:
         return out, None
 
     def _calls(self, gen: Generation, step: int) -> tuple[list[ToolCall], list[str], str]:
-        if gen.tool_calls is not None:
-            return gen.tool_calls, [], gen.text
         parsed = parse(gen.text)
         calls = [ToolCall(f"call_{step}_{i}", c.name, c.arguments) for i, c in enumerate(parsed.calls)]
         errors = list(parsed.errors)
