@@ -22,7 +22,7 @@ def default_config(**fields: Any) -> AgentConfig:
 @dataclass
 class Setup:
     """The tools and the approver of a workspace: checked before any model loads, so a bad
-    tools file or ``--allow`` name is said at once."""
+    tools file or ``allow`` name is said at once."""
 
     root: Path
     tools: list[Tool]
@@ -37,8 +37,8 @@ def workspace_setup(
     yes: bool = False,
     allow: Sequence[str] = (),
 ) -> Setup:
-    """The built-in tools in ``root`` (plus a ``--tools`` file), writes and commands
-    approved as ``--yes`` / ``--allow`` say."""
+    """The built-in tools in ``root`` (plus the tools in ``tools_file``), writes and commands
+    approved as ``yes`` / ``allow`` say."""
     from .approval import choose_approver
     from .tools.builtin import workspace_tools
     from .tools import load_tools_file

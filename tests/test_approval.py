@@ -89,8 +89,8 @@ def test_choose_approver(tools: ToolSet) -> None:
     assert mixed(tool_of(tools, "write_file"), WRITE) == (False, "asked")
     with pytest.raises(ConfigError, match="did you mean write_file"):
         choose_approver(tools, allow=["write_fil"], ask=ask)
-    with pytest.raises(ConfigError, match="not an irreversible tool"):
-        choose_approver(tools, allow=["read_file"], ask=ask)  # nothing to approve
+    with pytest.raises(ConfigError, match="^`allow` read_file: not an irreversible tool"):
+        choose_approver(tools, allow=["read_file"], ask=ask)  # nothing to approve; the parameter named, not a flag
 
 
 # ── what a person is shown ──

@@ -17,6 +17,7 @@ import typer
 from typer.testing import CliRunner
 
 from localagent.cli import app
+from localagent.cli.options import flag_text
 from localagent.cli.run import check_root
 from localagent.errors import ConfigError
 from terminal import Terminal
@@ -42,6 +43,7 @@ sys.argv[0] = "localagent"
 main()
 """
 
+SCRIPTED_CLI = str(Path(__file__).with_name("fake_cli.py"))
 READ_THEN_ANSWER: list[object] = [["read_file", {"path": "notes.txt"}], "The note says one, two."]
 
 
@@ -186,6 +188,30 @@ def test_a_corrupt_model_file(root: Path, tmp_path: Path) -> None:
     assert p.returncode == 2 and "Traceback" not in p.stderr
     assert "gguf" in p.stderr.lower() and len(p.stderr.strip().splitlines()) > 1  # llama.cpp's own log
     assert p.stderr.strip().splitlines()[-1].startswith(f"localagent: error: cannot load model {bad}")
+
+
+def test_library_errors_name_parameters_and_the_cli_shows_their_flags() -> None:
+    assert flag_text("`base_url` 'ftp://x' is not an http(s) URL; check `api_key`") == (
+        "--base-url 'ftp://x' is not an http(s) URL; check --api-key"
+    )
+    assert flag_text("`dialect` openai; `no_such_parameter` stays") == "--server-dialect openai; `no_such_parameter` stays"
+
+
+def test_a_bad_base_url_names_the_flag(root: Path, tmp_path: Path) -> None:
+    p = subprocess.run(CLI + ["run", "hi", "--root", str(root), "--base-url", "ftp://example.org"],
+                       env=_env(tmp_path), capture_output=True, text=True, timeout=60)
+    one_line_error(p, 2, "localagent: error: --base-url 'ftp://example.org' is not an http(s) URL")
+
+
+def test_a_stop_note_names_the_flag(root: Path, tmp_path: Path) -> None:
+    failed = {"text": "", "finish": "error", "error": "the server refused the request (401): no; check `api_key`"}
+    env = _env(tmp_path, [failed])
+    argv = [sys.executable, SCRIPTED_CLI, "run", "What does notes.txt say?", "--root", str(root)]
+    p = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+    assert p.returncode != 0 and "[stopped: backend_error]" in p.stdout and "check --api-key" in p.stdout, p.stdout
+    p = subprocess.run(argv + ["--json"], env=env, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+    shown = json.loads(p.stdout)
+    assert shown["message"].endswith("check --api-key") and "check --api-key" in shown["answer"]
 
 
 @pytest.mark.parametrize("kind", ["missing", "file"])

@@ -122,7 +122,7 @@ def test_a_server_that_dies_is_one_line_for_every_later_call() -> None:
         (f"{sys.executable} -c \"print('garbage'); import time; time.sleep(30)\"", "did not answer within 3 s"),
         (f"{sys.executable} -c \"import sys; sys.exit('cannot start: no config')\"", "cannot start: no config"),
         ("http://127.0.0.1:9/mcp", "cannot be used"),
-        ("   ", "--mcp needs a URL or a command line"),
+        ("   ", "MCP server '   ' is empty: give a URL or a command line"),
     ],
 )
 def test_a_server_that_cannot_be_used_is_one_config_error(spec: str, message: str) -> None:
