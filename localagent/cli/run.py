@@ -184,7 +184,7 @@ def _with_mcp(setup: "Setup", specs: "Sequence[str]", *, yes: bool, allow: "Sequ
 
     _, mcp_tools = connect_all(specs)  # closed when the process exits
     tools = setup.tools + mcp_tools
-    return Setup(setup.root, tools, choose_approver(tools, yes=yes, allow=allow))
+    return Setup(setup.workspace, tools, choose_approver(tools, yes=yes, allow=allow))
 
 
 def check_tool_choice(choice: str, names: "Sequence[str]") -> None:
