@@ -45,7 +45,7 @@ def deny_all(t: Tool, call: ToolCall) -> tuple[bool, str]:
 
 
 def allow_all(t: Tool, call: ToolCall) -> tuple[bool, str]:
-    """Approve every irreversible call (``--yes``)."""
+    """Approve every irreversible call (``yes=True``)."""
     return True, ""
 
 
@@ -74,7 +74,7 @@ def choose_approver(
             alts = closest_names(name, irreversible, limit=1)
             hint = f"; did you mean {alts[0]}?" if alts else ""
             known = ", ".join(irreversible) or "none"
-            raise ConfigError(f"--allow {name}: not an irreversible tool of this run (they are: {known}){hint}")
+            raise ConfigError(f"`allow` {name}: not an irreversible tool of this run (they are: {known}){hint}")
     return allow_list(allow, ask) if allow else ask
 
 

@@ -12,6 +12,7 @@ from .backends.base import Backend
 from .loop import Agent, AgentConfig
 from .prompt import load_prompt
 from .tools import Tool
+from .tools.workspace import Workspace
 
 
 def default_config(**fields: Any) -> AgentConfig:
@@ -22,9 +23,9 @@ def default_config(**fields: Any) -> AgentConfig:
 @dataclass
 class Setup:
     """The tools and the approver of a workspace: checked before any model loads, so a bad
-    tools file or ``--allow`` name is said at once."""
+    tools file or ``allow`` name is said at once."""
 
-    root: Path
+    workspace: Workspace  # the one the tools work in, and the agent's
     tools: list[Tool]
     approver: Callable[..., tuple[bool, str]] | None
 
@@ -32,24 +33,25 @@ class Setup:
 def workspace_setup(
     root: Path | str,
     *,
+    tools: Sequence[Tool] = (),
     tools_file: Path | None = None,
     allow_commands: bool = False,
     yes: bool = False,
     allow: Sequence[str] = (),
 ) -> Setup:
-    """The built-in tools in ``root`` (plus a ``--tools`` file), writes and commands
-    approved as ``--yes`` / ``--allow`` say."""
+    """The built-in tools in ``root`` (plus ``tools`` and the tools in ``tools_file``), writes
+    and commands approved as ``yes`` / ``allow`` say."""
     from .approval import choose_approver
     from .tools.builtin import workspace_tools
     from .tools import load_tools_file
-    from .tools.workspace import Workspace
 
-    tools = workspace_tools(Workspace(root), allow_commands=allow_commands)
+    ws = Workspace(root)
+    every = workspace_tools(ws, allow_commands=allow_commands) + list(tools)
     if tools_file is not None:
-        tools += load_tools_file(tools_file)
-    return Setup(Path(root), tools, choose_approver(tools, yes=yes, allow=allow))
+        every += load_tools_file(tools_file)
+    return Setup(ws, every, choose_approver(every, yes=yes, allow=allow))
 
 
 def assemble(backend: Backend, setup: Setup, config: AgentConfig | None = None) -> Agent:
     """The agent on ``backend`` in ``setup``'s workspace."""
-    return Agent(backend, setup.tools, root=setup.root, config=config or default_config(), approver=setup.approver)
+    return Agent(backend, setup.tools, root=setup.workspace, config=config or default_config(), approver=setup.approver)

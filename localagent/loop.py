@@ -11,7 +11,7 @@ import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Literal
+from typing import Any, Callable, Literal, Sequence
 
 from .backends.base import Backend, Generation
 from .decoding import decoding_options, first_token_threshold
@@ -190,17 +190,38 @@ class Agent:
         backend: Backend,
         tools: list[Tool] | ToolSet,
         *,
-        root: Path | str | None = None,
+        root: Path | str | Workspace | None = None,
         config: AgentConfig | None = None,
         approver: Callable[..., tuple[bool, str]] | None = None,
     ):
         self.backend = backend
         self.tools = tools if isinstance(tools, ToolSet) else ToolSet(tools)
         self.config = config or AgentConfig()
-        self.workspace = Workspace(root) if root is not None else None
+        self.workspace = root if isinstance(root, Workspace) or root is None else Workspace(root)
         self.ctx = ToolContext(workspace=self.workspace, state={})
         self.approver = approver
         self._choice = ToolChoice.parse(self.config.tool_choice)
+
+    @classmethod
+    def local(
+        cls,
+        root: Path | str = ".",
+        *,
+        model: str | None = None,
+        backend: Backend | None = None,
+        tools: Sequence[Tool] = (),
+        yes: bool = False,
+        config: AgentConfig | None = None,
+    ) -> "Agent":
+        """The agent ``localagent run`` builds, in one line: the built-in tools in ``root`` and
+        ``tools``, the default system prompt (``assemble.default_config``), writes and commands
+        asked for on the terminal (all approved with ``yes``), on ``backend`` or else ``model``
+        (an id or a .gguf path; None: the default) loaded in-process."""
+        from .assemble import assemble, workspace_setup
+        from .backends import load_llama
+
+        setup = workspace_setup(root, tools=tools, yes=yes)  # a bad root or tool is said before the model loads
+        return assemble(backend or load_llama(model), setup, config)
 
     def worst_case_tokens(self) -> int:
         """The most a run can cost before it starts: steps x context window."""
@@ -779,8 +800,6 @@ class Agent:
         return out, None
 
     def _calls(self, gen: Generation, step: int) -> tuple[list[ToolCall], list[str], str]:
-        if gen.tool_calls is not None:
-            return gen.tool_calls, [], gen.text
         parsed = parse(gen.text)
         calls = [ToolCall(f"call_{step}_{i}", c.name, c.arguments) for i, c in enumerate(parsed.calls)]
         errors = list(parsed.errors)

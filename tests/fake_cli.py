@@ -1,8 +1,10 @@
-"""``localagent`` as installed, with the model loader replaced by a scripted fake.
+"""``localagent`` as installed, with the model loader replaced by a scripted fake: the one
+fake CLI of the tests.
 
 For tests that drive the real command line (exit codes, signals, bad input) without a
-model: ``python tests/fake_cli.py run TASK --root DIR ...``. ``FAKE_REPLIES`` (JSON) is
-the script, one reply each:
+model: ``python tests/fake_cli.py run TASK --root DIR ...``, or ``FAKE_CLI + [...]`` with
+``fake_env(tmp_path, replies)`` from a test. ``FAKE_REPLIES`` (JSON) is the script, one
+reply each:
 
 - a string: the model's text;
 - ``[tool, {arguments}]``: one call;
@@ -10,6 +12,9 @@ the script, one reply each:
   "slow": seconds}``: ``forever`` repeats this reply for every later request; ``slow``
   streams the text one word at a time, that many seconds apart, after touching the file
   ``FAKE_STARTED``, so a test knows when the reply is under way (to send a signal).
+
+The loader writes its keyword arguments to ``$LOADED`` (were progress bars asked for?) and
+takes ``FAKE_SLEEP`` seconds (to press Ctrl-C while a model loads).
 """
 
 from __future__ import annotations
@@ -57,8 +62,34 @@ def script() -> list[Any]:
     return out
 
 
+FAKE_CLI = [sys.executable, str(Path(__file__).resolve())]
+
+
+def fake_env(tmp_path: Path, replies: list[Any] | None = None, **extra: str) -> dict[str, str]:
+    """The environment of a run of this CLI (or the real one): this process's without the user's
+    config file and traceback setting, traces in ``tmp_path/traces``, the config folder
+    ``tmp_path/xdg`` (empty), a plain terminal, the loader's arguments in ``tmp_path/loaded.json``, ``replies`` the script
+    (a slow reply touches ``tmp_path/started``)."""
+    env = {k: v for k, v in os.environ.items() if k not in ("LOCALAGENT_CONFIG", "LOCALAGENT_TRACEBACK")}
+    env.update(LOCALAGENT_TRACES=str(tmp_path / "traces"), XDG_CONFIG_HOME=str(tmp_path / "xdg"), TERM="dumb")
+    env.update(FAKE_REPLIES=json.dumps(replies or []), LOADED=str(tmp_path / "loaded.json"))
+    env["FAKE_STARTED"] = str(tmp_path / "started")
+    env.update(extra)
+    return env
+
+
+def load(*args: Any, **kwargs: Any) -> ScriptedCli:
+    """The model loader of this CLI: the scripted fake."""
+    if "LOADED" in os.environ:
+        loaded = Path(os.environ["LOADED"])
+        loaded.parent.mkdir(parents=True, exist_ok=True)
+        loaded.write_text(json.dumps(kwargs))
+    time.sleep(float(os.environ.get("FAKE_SLEEP", "0")))
+    return ScriptedCli.scripted(script())
+
+
 def main() -> None:
-    backends.load_llama = lambda *a, **k: ScriptedCli.scripted(script())  # type: ignore[assignment]
+    backends.load_llama = load  # type: ignore[assignment]
     from localagent.cli import main as cli_main
 
     sys.argv[0] = "localagent"

@@ -37,6 +37,7 @@ from localagent.messages import ToolCall
 from localagent.stops import EXIT_CODES, StopReason
 from localagent.tools import Tool, ToolSet, tool
 from localagent.tools.workspace import Workspace
+from fake_cli import FAKE_CLI, fake_env
 from terminal import Terminal
 
 
@@ -89,8 +90,8 @@ def test_choose_approver(tools: ToolSet) -> None:
     assert mixed(tool_of(tools, "write_file"), WRITE) == (False, "asked")
     with pytest.raises(ConfigError, match="did you mean write_file"):
         choose_approver(tools, allow=["write_fil"], ask=ask)
-    with pytest.raises(ConfigError, match="not an irreversible tool"):
-        choose_approver(tools, allow=["read_file"], ask=ask)  # nothing to approve
+    with pytest.raises(ConfigError, match="^`allow` read_file: not an irreversible tool"):
+        choose_approver(tools, allow=["read_file"], ask=ask)  # nothing to approve; the parameter named, not a flag
 
 
 # ── what a person is shown ──
@@ -279,28 +280,8 @@ def test_no_terminal_means_deny(tools: ToolSet, tmp_path: Path) -> None:
 
 # ── `localagent run` through a real terminal, on a scripted model ──
 
-# The CLI as installed, with the model loader replaced by a scripted fake.
-FAKE_CLI = """
-import json, os, sys
-import localagent.backends as backends
-from localagent.backends.fake import FakeBackend, call_text
-replies = [call_text(r[0], **r[1]) if isinstance(r, list) else r for r in json.loads(os.environ["FAKE_REPLIES"])]
-backends.load_llama = lambda *a, **k: FakeBackend.scripted(replies)
-from localagent.cli import main
-sys.argv[0] = "localagent"
-main()
-"""
-
-
-def _env(tmp_path: Path, replies: list[object] | None = None) -> dict[str, str]:
-    env = dict(os.environ, LOCALAGENT_TRACES=str(tmp_path / "traces"), TERM="dumb")
-    if replies is not None:
-        env["FAKE_REPLIES"] = json.dumps(replies)
-    return env
-
-
 def _fake_run(root: Path, *flags: str) -> list[str]:
-    return [sys.executable, "-c", FAKE_CLI, "run", "Write hi to hello.txt", "--root", str(root), *flags]
+    return [*FAKE_CLI, "run", "Write hi to hello.txt", "--root", str(root), *flags]
 
 
 WRITE_THEN_ANSWER: list[object] = [["write_file", {"path": "hello.txt", "content": "hi\n"}], "Done."]
@@ -314,7 +295,7 @@ def _trace_results(tmp_path: Path) -> list[dict[str, object]]:
 
 
 def test_cli_asks_on_the_terminal_and_approve_writes(ws: Workspace, tmp_path: Path) -> None:
-    term = Terminal(_fake_run(ws.root), _env(tmp_path, WRITE_THEN_ANSWER))
+    term = Terminal(_fake_run(ws.root), fake_env(tmp_path, WRITE_THEN_ANSWER))
     term.expect("Allow it? [y]es, [N]o, [a]lways for this tool: ", timeout=60)
     shown = term.text()
     assert 'call: write_file({"path": "hello.txt", "content": "hi\\n"})' in shown
@@ -328,7 +309,7 @@ def test_cli_asks_on_the_terminal_and_approve_writes(ws: Workspace, tmp_path: Pa
 
 
 def test_cli_asks_on_the_terminal_and_deny_is_a_result(ws: Workspace, tmp_path: Path) -> None:
-    term = Terminal(_fake_run(ws.root), _env(tmp_path, WRITE_THEN_ANSWER))
+    term = Terminal(_fake_run(ws.root), fake_env(tmp_path, WRITE_THEN_ANSWER))
     term.expect("Allow it?", timeout=60)
     term.type("n\r")
     assert term.wait(60) == 0, term.text()  # the run goes on and ends with an answer
@@ -347,7 +328,7 @@ def test_cli_escape_codes_and_keys_typed_ahead_do_not_work(ws: Workspace, tmp_pa
         ["write_file", {"path": "hello.txt", "content": "\x1b[8mrm -rf ~\x1b[0m\r+hi\n"}],
         "Done.\x1b[8m",
     ]
-    term = Terminal(_fake_run(ws.root), _env(tmp_path, replies))
+    term = Terminal(_fake_run(ws.root), fake_env(tmp_path, replies))
     term.type("y\r")
     term.expect("Allow it?", timeout=60)
     time.sleep(0.5)  # had the early 'y' been taken, the write would be done by now
@@ -363,7 +344,7 @@ def test_cli_escape_codes_and_keys_typed_ahead_do_not_work(ws: Workspace, tmp_pa
 
 
 def test_cli_passes_a_typed_reason_to_the_model(ws: Workspace, tmp_path: Path) -> None:
-    term = Terminal(_fake_run(ws.root), _env(tmp_path, WRITE_THEN_ANSWER))
+    term = Terminal(_fake_run(ws.root), fake_env(tmp_path, WRITE_THEN_ANSWER))
     term.expect("Allow it?", timeout=60)
     term.type("use notes.txt instead\r")
     assert term.wait(60) == 0, term.text()
@@ -372,7 +353,7 @@ def test_cli_passes_a_typed_reason_to_the_model(ws: Workspace, tmp_path: Path) -
 
 
 def test_cli_ctrl_d_at_the_prompt_denies(ws: Workspace, tmp_path: Path) -> None:
-    term = Terminal(_fake_run(ws.root), _env(tmp_path, WRITE_THEN_ANSWER))
+    term = Terminal(_fake_run(ws.root), fake_env(tmp_path, WRITE_THEN_ANSWER))
     term.expect("Allow it?", timeout=60)
     term.type("\x04")
     assert term.wait(60) == 0, term.text()
@@ -386,7 +367,7 @@ def _no_terminal(argv: list[str], env: dict[str, str]) -> subprocess.CompletedPr
 
 
 def test_cli_without_a_terminal_denies_and_tells_the_model(ws: Workspace, tmp_path: Path) -> None:
-    p = _no_terminal(_fake_run(ws.root, "--json"), _env(tmp_path, WRITE_THEN_ANSWER))
+    p = _no_terminal(_fake_run(ws.root, "--json"), fake_env(tmp_path, WRITE_THEN_ANSWER))
     assert p.returncode == 0, p.stderr
     assert json.loads(p.stdout)["answer"] == "Done."
     assert not (ws.root / "hello.txt").exists()
@@ -395,7 +376,7 @@ def test_cli_without_a_terminal_denies_and_tells_the_model(ws: Workspace, tmp_pa
 
 
 def test_cli_yes_and_allow_approve_in_advance(ws: Workspace, tmp_path: Path) -> None:
-    p = _no_terminal(_fake_run(ws.root, "--yes"), _env(tmp_path / "a", WRITE_THEN_ANSWER))
+    p = _no_terminal(_fake_run(ws.root, "--yes"), fake_env(tmp_path / "a", WRITE_THEN_ANSWER))
     assert p.returncode == 0, p.stderr
     assert (ws.root / "hello.txt").read_text() == "hi\n"
     (ws.root / "hello.txt").unlink()
@@ -405,7 +386,7 @@ def test_cli_yes_and_allow_approve_in_advance(ws: Workspace, tmp_path: Path) -> 
         ["write_file", {"path": "hello.txt", "content": "hi\n"}],
         "Done.",
     ]
-    p = _no_terminal(_fake_run(ws.root, "--allow", "write_file"), _env(tmp_path / "b", replies))
+    p = _no_terminal(_fake_run(ws.root, "--allow", "write_file"), fake_env(tmp_path / "b", replies))
     assert p.returncode == 0, p.stderr
     assert (ws.root / "hello.txt").read_text() == "hi\n"  # allowed
     assert (ws.root / "notes.txt").read_text() == "one\ntwo\n"  # not allowed, nobody to ask
@@ -414,15 +395,15 @@ def test_cli_yes_and_allow_approve_in_advance(ws: Workspace, tmp_path: Path) -> 
 
 def test_cli_run_command_needs_the_flag_and_approval(ws: Workspace, tmp_path: Path) -> None:
     replies: list[object] = [["run_command", {"command": "touch made-by-command"}], "Done."]
-    p = _no_terminal(_fake_run(ws.root), _env(tmp_path / "a", replies))
+    p = _no_terminal(_fake_run(ws.root), fake_env(tmp_path / "a", replies))
     assert p.returncode == 0, p.stderr
     [r] = _trace_results(tmp_path / "a")
     assert r["error"]["kind"] == "unknown_tool"  # type: ignore[index]
-    p = _no_terminal(_fake_run(ws.root, "--allow-commands"), _env(tmp_path / "b", replies))
+    p = _no_terminal(_fake_run(ws.root, "--allow-commands"), fake_env(tmp_path / "b", replies))
     [r] = _trace_results(tmp_path / "b")
     assert r["error"]["kind"] == "denied"  # type: ignore[index]
     assert not (ws.root / "made-by-command").exists()
-    p = _no_terminal(_fake_run(ws.root, "--allow-commands", "--allow", "run_command"), _env(tmp_path / "c", replies))
+    p = _no_terminal(_fake_run(ws.root, "--allow-commands", "--allow", "run_command"), fake_env(tmp_path / "c", replies))
     assert (ws.root / "made-by-command").exists()
 
 
@@ -448,20 +429,20 @@ def test_cli_a_tools_file_tool_that_says_nothing_is_approved_like_a_write(ws: Wo
     tools.write_text(TOOLS_FILE)
     target = str(tmp_path / "stamped.txt")
     replies: list[object] = [["stamp", {"where": target}], ["shout", {"text": "hi"}], "Done."]
-    p = _no_terminal(_fake_run(ws.root, "--tools", str(tools)), _env(tmp_path / "a", replies))
+    p = _no_terminal(_fake_run(ws.root, "--tools", str(tools)), fake_env(tmp_path / "a", replies))
     assert p.returncode == 0, p.stderr
     assert not Path(target).exists()  # nobody to ask: it never ran
     stamp, shout = _trace_results(tmp_path / "a")
     assert stamp["error"]["kind"] == "denied" and shout["content"] == "HI"  # type: ignore[index]
-    p = _no_terminal(_fake_run(ws.root, "--tools", str(tools), "--allow", "stamp"), _env(tmp_path / "b", replies))
+    p = _no_terminal(_fake_run(ws.root, "--tools", str(tools), "--allow", "stamp"), fake_env(tmp_path / "b", replies))
     assert p.returncode == 0, p.stderr
     assert Path(target).read_text() == "stamped"  # the user allowed it
-    p = _no_terminal(_fake_run(ws.root, "--tools", str(tools), "--allow", "shout"), _env(tmp_path / "c", replies))
+    p = _no_terminal(_fake_run(ws.root, "--tools", str(tools), "--allow", "shout"), fake_env(tmp_path / "c", replies))
     assert p.returncode == 2 and "not an irreversible tool" in p.stderr
 
 
 def test_cli_allow_of_an_unknown_tool_is_a_user_error(ws: Workspace, tmp_path: Path) -> None:
-    p = _no_terminal(_fake_run(ws.root, "--allow", "run_command"), _env(tmp_path, WRITE_THEN_ANSWER))
+    p = _no_terminal(_fake_run(ws.root, "--allow", "run_command"), fake_env(tmp_path, WRITE_THEN_ANSWER))
     assert p.returncode == 2
     assert p.stderr.strip().splitlines()[-1].startswith("localagent: error: --allow run_command: not an irreversible tool")
     assert "Traceback" not in p.stderr
@@ -474,7 +455,7 @@ def test_cli_allow_of_an_unknown_tool_is_a_user_error(ws: Workspace, tmp_path: P
 def test_real_model_write_is_asked_on_the_terminal_and_approved(workspace: Path, tmp_path: Path) -> None:
     task = "Create a new file named hello.txt whose content is the word hi."
     argv = [sys.executable, "-c", "from localagent.cli import main; main()", "run", task, "--root", str(workspace)]
-    term = Terminal(argv, _env(tmp_path))
+    term = Terminal(argv, fake_env(tmp_path))
     term.expect("Allow it? [y]es, [N]o, [a]lways for this tool: ", timeout=600)
     assert "approval needed: write_file" in term.text() and "+++ b/hello.txt" in term.text()
     assert not (workspace / "hello.txt").exists()
@@ -492,7 +473,7 @@ def test_real_model_write_is_asked_on_the_terminal_and_denied(workspace: Path, t
     task = "Create a new file named hello.txt whose content is the word hi."
     argv = [sys.executable, "-c", "from localagent.cli import main; main()", "run", task, "--root", str(workspace),
             "--max-steps", "4"]
-    term = Terminal(argv, _env(tmp_path))
+    term = Terminal(argv, fake_env(tmp_path))
     term.expect("Allow it? [y]es, [N]o, [a]lways for this tool: ", timeout=600)
     assert "approval needed: write_file" in term.text() and "+++ b/hello.txt" in term.text()
     term.type("n\r")

@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import NamedTuple
 
 import pytest
+from fake_cli import FAKE_CLI
 
-FAKE_CLI = str(Path(__file__).with_name("fake_cli.py"))
 REAL = "real"  # argv[0] marker: the installed CLI, real model loader
 
 
@@ -130,7 +130,7 @@ def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @functools.cache
 def _outcome(case: Case, folder: Path) -> subprocess.CompletedProcess[str]:
     argv = list(case.argv)
-    cli = [sys.executable, "-m", "localagent"] if argv[0] == REAL else [sys.executable, FAKE_CLI]
+    cli = [sys.executable, "-m", "localagent"] if argv[0] == REAL else FAKE_CLI
     argv = argv[1:] if argv[0] == REAL else argv
     env = {k: v for k, v in os.environ.items() if not k.startswith("LOCALAGENT_")}
     traces = folder / "traces" / case.id.replace(" ", "-")

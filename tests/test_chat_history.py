@@ -3,24 +3,20 @@
 from __future__ import annotations
 
 import json
-import os
 import sys
 from pathlib import Path
 
 import pytest
 
+from fake_cli import FAKE_CLI, fake_env
 from terminal import Terminal
 
-FAKE_CLI = str(Path(__file__).resolve().parent / "fake_cli.py")
 UP = "\x1b[A"
 
 
 def _chat(tmp_path: Path, root: Path, saved: Path, term: str = "xterm") -> Terminal:
-    env = dict(os.environ, TERM=term, XDG_STATE_HOME=str(tmp_path / "state"), LOCALAGENT_TRACES=str(tmp_path / "traces"),
-               FAKE_REPLIES=json.dumps(["First answer.", "Second answer."]))
-    for name in ("LOCALAGENT_CONFIG", "LOCALAGENT_TRACEBACK"):
-        env.pop(name, None)
-    return Terminal([sys.executable, FAKE_CLI, "chat", "--root", str(root), "--save", str(saved)], env)
+    env = fake_env(tmp_path, ["First answer.", "Second answer."], TERM=term, XDG_STATE_HOME=str(tmp_path / "state"))
+    return Terminal([*FAKE_CLI, "chat", "--root", str(root), "--save", str(saved)], env)
 
 
 def _users(saved: Path) -> list[str]:

@@ -17,40 +17,19 @@ import typer
 from typer.testing import CliRunner
 
 from localagent.cli import app
+from localagent.cli.options import flag_text
 from localagent.cli.run import check_root
 from localagent.errors import ConfigError
+from fake_cli import FAKE_CLI, fake_env
 from terminal import Terminal
 
 CLI = [sys.executable, "-c", "from localagent.cli import main; main()"]
-
-# The CLI with the model loader replaced by a scripted fake. It writes the loader's keyword
-# arguments to $LOADED (to see whether progress bars were asked for); FAKE_SLEEP makes the
-# load take that long (to press Ctrl-C during it).
-FAKE_CLI = """
-import json, os, sys, time
-import localagent.backends as backends
-from localagent.backends.fake import FakeBackend, call_text
-replies = [call_text(r[0], **r[1]) if isinstance(r, list) else r for r in json.loads(os.environ["FAKE_REPLIES"])]
-def load(*a, **k):
-    with open(os.environ["LOADED"], "w") as f:
-        json.dump(k, f)
-    time.sleep(float(os.environ.get("FAKE_SLEEP", "0")))
-    return FakeBackend.scripted(replies)
-backends.load_llama = load
-from localagent.cli import main
-sys.argv[0] = "localagent"
-main()
-"""
 
 READ_THEN_ANSWER: list[object] = [["read_file", {"path": "notes.txt"}], "The note says one, two."]
 
 
 def _env(tmp_path: Path, replies: list[object] = READ_THEN_ANSWER, **extra: str) -> dict[str, str]:
-    env = dict(os.environ, LOCALAGENT_TRACES=str(tmp_path / "traces"), TERM="dumb", XDG_CONFIG_HOME=str(tmp_path / "xdg"))
-    for name in ("LOCALAGENT_CONFIG", "LOCALAGENT_TRACEBACK"):
-        env.pop(name, None)
-    env.update(FAKE_REPLIES=json.dumps(replies), LOADED=str(tmp_path / "loaded.json"), **extra)
-    return env
+    return fake_env(tmp_path, replies, **extra)
 
 
 @pytest.fixture
@@ -62,7 +41,7 @@ def root(tmp_path: Path) -> Path:
 
 
 def fake_run(root: Path, tmp_path: Path, *flags: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    argv = [sys.executable, "-c", FAKE_CLI, "run", "What does notes.txt say?", "--root", str(root), *flags]
+    argv = [*FAKE_CLI, "run", "What does notes.txt say?", "--root", str(root), *flags]
     return subprocess.run(argv, env=env or _env(tmp_path), capture_output=True, text=True, timeout=60,
                           stdin=subprocess.DEVNULL)
 
@@ -188,6 +167,30 @@ def test_a_corrupt_model_file(root: Path, tmp_path: Path) -> None:
     assert p.stderr.strip().splitlines()[-1].startswith(f"localagent: error: cannot load model {bad}")
 
 
+def test_library_errors_name_parameters_and_the_cli_shows_their_flags() -> None:
+    assert flag_text("`base_url` 'ftp://x' is not an http(s) URL; check `api_key`") == (
+        "--base-url 'ftp://x' is not an http(s) URL; check --api-key"
+    )
+    assert flag_text("`dialect` openai; `no_such_parameter` stays") == "--server-dialect openai; `no_such_parameter` stays"
+
+
+def test_a_bad_base_url_names_the_flag(root: Path, tmp_path: Path) -> None:
+    p = subprocess.run(CLI + ["run", "hi", "--root", str(root), "--base-url", "ftp://example.org"],
+                       env=_env(tmp_path), capture_output=True, text=True, timeout=60)
+    one_line_error(p, 2, "localagent: error: --base-url 'ftp://example.org' is not an http(s) URL")
+
+
+def test_a_stop_note_names_the_flag(root: Path, tmp_path: Path) -> None:
+    failed = {"text": "", "finish": "error", "error": "the server refused the request (401): no; check `api_key`"}
+    env = _env(tmp_path, [failed])
+    argv = [*FAKE_CLI, "run", "What does notes.txt say?", "--root", str(root)]
+    p = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+    assert p.returncode != 0 and "[stopped: backend_error]" in p.stdout and "check --api-key" in p.stdout, p.stdout
+    p = subprocess.run(argv + ["--json"], env=env, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+    shown = json.loads(p.stdout)
+    assert shown["message"].endswith("check --api-key") and "check --api-key" in shown["answer"]
+
+
 @pytest.mark.parametrize("kind", ["missing", "file"])
 def test_a_root_that_is_not_a_folder(tmp_path: Path, kind: str) -> None:
     target = tmp_path / "nowhere"
@@ -225,7 +228,7 @@ def test_a_budget_too_small_to_do_anything(root: Path, tmp_path: Path) -> None:
 
 
 def test_chat_refuses_a_budget_too_small_before_the_first_turn(root: Path, tmp_path: Path) -> None:
-    argv = [sys.executable, "-c", FAKE_CLI, "chat", "--root", str(root), "--token-budget", "10"]
+    argv = [*FAKE_CLI, "chat", "--root", str(root), "--token-budget", "10"]
     p = subprocess.run(argv, env=_env(tmp_path), input="hello\n", capture_output=True, text=True, timeout=60)
     one_line_error(p, 2, "token budget 10 cannot cover even the first prompt")
 
@@ -241,7 +244,7 @@ def test_a_traceback_only_when_asked_for(tmp_path: Path) -> None:
 
 
 def test_ctrl_c_while_the_model_loads(root: Path, tmp_path: Path) -> None:
-    argv = [sys.executable, "-c", FAKE_CLI, "run", "What does notes.txt say?", "--root", str(root)]
+    argv = [*FAKE_CLI, "run", "What does notes.txt say?", "--root", str(root)]
     term = Terminal(argv, _env(tmp_path, FAKE_SLEEP="30"))
     loaded = tmp_path / "loaded.json"
     end = time.monotonic() + 60
@@ -255,7 +258,7 @@ def test_ctrl_c_while_the_model_loads(root: Path, tmp_path: Path) -> None:
 
 def test_ctrl_c_at_the_approval_prompt_stops_the_run(root: Path, tmp_path: Path) -> None:
     replies: list[object] = [["write_file", {"path": "hello.txt", "content": "hi\n"}], "Done."]
-    argv = [sys.executable, "-c", FAKE_CLI, "run", "Write hi to hello.txt", "--root", str(root)]
+    argv = [*FAKE_CLI, "run", "Write hi to hello.txt", "--root", str(root)]
     term = Terminal(argv, _env(tmp_path, replies))
     term.expect("Allow it? [y]es, [N]o, [a]lways for this tool: ", timeout=60)
     term.ctrl_c()
@@ -273,31 +276,13 @@ def test_ctrl_c_at_the_approval_prompt_stops_the_run(root: Path, tmp_path: Path)
 # ── chat on a scripted model: Ctrl-C ends the turn, not the chat; save and resume ──
 
 # A reply that takes a while (streamed word by word), so that Ctrl-C lands in the middle of it.
-SLOW_CHAT_CLI = """
-import os, sys, time
-import localagent.backends as backends
-from localagent.backends.base import Generation
-from localagent.backends.fake import FakeBackend
-
-class Slow(FakeBackend):
-    def generate(self, messages, tools, options):
-        if "story" not in messages[-1].content:
-            return super().generate(messages, tools, options)
-        for word in ("Once upon a time, a keeper kept a light. " * 100).split():
-            options.on_text(word + " ")
-            time.sleep(0.05)
-        return Generation("never finished")
-
-backends.load_llama = lambda *a, **k: Slow.scripted(["Hello there.", "Still here."])
-from localagent.cli import main
-main()
-"""
+STORY = {"text": "Once upon a time, a keeper kept a light. " * 100, "slow": 0.05}
 
 
 def test_chat_ctrl_c_stops_the_turn_not_the_chat(root: Path, tmp_path: Path) -> None:
     saved = tmp_path / "chat.json"
-    argv = [sys.executable, "-c", SLOW_CHAT_CLI, "chat", "--root", str(root), "--save", str(saved)]
-    term = Terminal(argv, _env(tmp_path))
+    argv = [*FAKE_CLI, "chat", "--root", str(root), "--save", str(saved)]
+    term = Terminal(argv, _env(tmp_path, ["Hello there.", STORY, "Still here."]))
     term.expect("you> ", timeout=60)
     term.type("hi\r")
     term.expect("Hello there.", timeout=60)
@@ -329,7 +314,7 @@ def test_chat_ctrl_c_stops_the_turn_not_the_chat(root: Path, tmp_path: Path) -> 
 
 def test_chat_history_resumes_exactly(root: Path, tmp_path: Path) -> None:
     saved = tmp_path / "chat.json"
-    argv = [sys.executable, "-c", FAKE_CLI, "chat", "--root", str(root), "--save", str(saved)]
+    argv = [*FAKE_CLI, "chat", "--root", str(root), "--save", str(saved)]
     p = subprocess.run(argv, env=_env(tmp_path), input="What does notes.txt say?\n\n", capture_output=True, text=True, timeout=60)
     assert p.returncode == 0, p.stderr
     assert p.stdout.count("The note says one, two.") == 1

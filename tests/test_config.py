@@ -14,6 +14,7 @@ import typer
 from localagent import config
 from localagent.cli import app
 from localagent.errors import ConfigError
+from fake_cli import FAKE_CLI, fake_env
 
 ROOT = typer.main.get_command(app)
 
@@ -84,24 +85,12 @@ def test_no_option_collides_with_the_other_environment_variables() -> None:
 
 # ── end to end: the installed CLI on a scripted model ──
 
-FAKE_CLI = """
-import sys
-import localagent.backends as backends
-from localagent.backends.fake import FakeBackend, call_text
-calls = [call_text("list_dir", path=".", max_entries=n) for n in range(1, 40)]
-backends.load_llama = lambda *a, **k: FakeBackend.scripted(calls + ["done"])
-from localagent.cli import main
-sys.argv[0] = "localagent"
-main()
-"""
+LIST_FOREVER = [["list_dir", {"path": ".", "max_entries": n}] for n in range(1, 40)] + ["done"]
 
 
 def _run(tmp_path: Path, flags: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    full = dict(os.environ, LOCALAGENT_TRACES=str(tmp_path / "traces"), XDG_CONFIG_HOME=str(tmp_path / "xdg"), **env)
-    full.pop("LOCALAGENT_CONFIG", None)
-    full.update(env)
-    argv = [sys.executable, "-c", FAKE_CLI, "run", "list", "--root", str(tmp_path), "--json", *flags]
-    return subprocess.run(argv, env=full, capture_output=True, text=True, timeout=120)
+    argv = [*FAKE_CLI, "run", "list", "--root", str(tmp_path), "--json", *flags]
+    return subprocess.run(argv, env=fake_env(tmp_path, LIST_FOREVER, **env), capture_output=True, text=True, timeout=120)
 
 
 def test_precedence_end_to_end(tmp_path: Path) -> None:

@@ -303,13 +303,6 @@ def test_calls_are_kept_exactly_as_produced_and_checked_against_the_schema() -> 
     assert any("'nope' is not one of the tools" in e for e in d["schema_errors"])
 
 
-def test_backend_parsed_calls_are_scored() -> None:
-    from localagent.messages import ToolCall
-
-    gen = Generation("", tool_calls=[ToolCall("x", "get_weather", {"city": "Paris"})])
-    assert score_turn(case([PARIS]), gen).right
-
-
 # --- loading case files -----------------------------------------------------------------
 
 

@@ -4,7 +4,6 @@ over stdio and streamable HTTP, with the scripted fake model driving the agent."
 from __future__ import annotations
 
 import json
-import os
 import socket
 import subprocess
 import sys
@@ -22,10 +21,10 @@ from localagent.backends.fake import FakeBackend, call_text  # noqa: E402
 from localagent.errors import ConfigError  # noqa: E402
 from localagent.loop import Agent  # noqa: E402
 from localagent.tools.mcp import McpServer, connect_all  # noqa: E402
+from fake_cli import FAKE_CLI, fake_env  # noqa: E402
 
 SERVER = str(Path(__file__).with_name("mcp_server.py"))
 STDIO = f"{sys.executable} {SERVER}"
-FAKE_CLI = str(Path(__file__).with_name("fake_cli.py"))
 
 
 def _free_port() -> int:
@@ -122,7 +121,7 @@ def test_a_server_that_dies_is_one_line_for_every_later_call() -> None:
         (f"{sys.executable} -c \"print('garbage'); import time; time.sleep(30)\"", "did not answer within 3 s"),
         (f"{sys.executable} -c \"import sys; sys.exit('cannot start: no config')\"", "cannot start: no config"),
         ("http://127.0.0.1:9/mcp", "cannot be used"),
-        ("   ", "--mcp needs a URL or a command line"),
+        ("   ", "MCP server '   ' is empty: give a URL or a command line"),
     ],
 )
 def test_a_server_that_cannot_be_used_is_one_config_error(spec: str, message: str) -> None:
@@ -134,8 +133,8 @@ def test_a_server_that_cannot_be_used_is_one_config_error(spec: str, message: st
 
 def test_the_cli_offers_the_tools_of_mcp_servers(tmp_path: Path, http_url: str) -> None:
     replies = [["add", {"a": 20, "b": 22}], ["write_note", {"text": "x"}], "42."]
-    env = {**os.environ, "FAKE_REPLIES": json.dumps(replies), "LOCALAGENT_TRACES": str(tmp_path)}
-    argv = [sys.executable, FAKE_CLI, "run", "sum", "--root", str(tmp_path), "--json", "--mcp", STDIO, "--mcp", http_url,
+    env = fake_env(tmp_path, replies)
+    argv = [*FAKE_CLI, "run", "sum", "--root", str(tmp_path), "--json", "--mcp", STDIO, "--mcp", http_url,
             "--allow", "write_note"]
     p = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=60, stdin=subprocess.DEVNULL)
     # The same tool names twice (both servers) are refused before any model loads.

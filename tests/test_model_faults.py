@@ -6,9 +6,7 @@ corrupt or truncated model files: test_real_faults.py.)"""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +19,7 @@ from localagent.messages import Message
 from localagent.stops import EXIT_CODES, Limits, StopReason
 from localagent.tools import tool
 from localagent.trace import read_trace
+from fake_cli import FAKE_CLI, fake_env
 from runs import Trace, fake_run
 
 ran: list[dict[str, Any]] = []
@@ -98,7 +97,6 @@ def test_a_model_that_repeats_the_same_call_for_ever_ends_in_the_no_progress_sto
 
 # -- the exit codes, through the command line ---------------------------------------------
 
-FAKE_CLI = str(Path(__file__).with_name("fake_cli.py"))
 LIST = call_text("list_dir", path=".")
 
 EXITS: list[tuple[str, list[Any], StopReason]] = [
@@ -114,8 +112,8 @@ def test_the_command_line_exits_with_the_stop_reasons_code(
     tmp_path: Path, case: str, replies: list[Any], stop: StopReason
 ) -> None:
     (tmp_path / "root" / "sub").mkdir(parents=True)
-    env = dict(os.environ, FAKE_REPLIES=json.dumps(replies))
-    argv = [sys.executable, FAKE_CLI, "run", "List the folder", "--root", str(tmp_path / "root"), "--json"]
+    env = fake_env(tmp_path, replies)
+    argv = [*FAKE_CLI, "run", "List the folder", "--root", str(tmp_path / "root"), "--json"]
     argv += ["--trace", str(tmp_path / "t.jsonl"), "--max-steps", "2" if stop is StopReason.MAX_STEPS else "6"]
     p = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
     assert p.returncode == EXIT_CODES[stop], p.stderr

@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -18,8 +16,8 @@ from localagent.errors import ConfigError
 from localagent.messages import (
     Message, ToolCall, from_openai_messages, history_from_saved, history_to_json, to_openai_messages,
 )
+from fake_cli import FAKE_CLI, fake_env
 
-FAKE_CLI = str(Path(__file__).with_name("fake_cli.py"))
 
 HISTORY = [
     Message("system", "Be brief."),
@@ -113,9 +111,8 @@ def test_an_unknown_tool_choice_is_a_config_error(tmp_path: Path) -> None:
 
 
 def _cli(tmp_path: Path, replies: list[Any], *argv: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "FAKE_REPLIES": json.dumps(replies), "LOCALAGENT_TRACES": str(tmp_path / "traces")}
     return subprocess.run(
-        [sys.executable, FAKE_CLI, *argv], input=stdin, capture_output=True, text=True, env=env, timeout=60
+        [*FAKE_CLI, *argv], env=fake_env(tmp_path, replies), input=stdin, capture_output=True, text=True, timeout=60
     )
 
 

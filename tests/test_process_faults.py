@@ -13,10 +13,8 @@ test_prefix_cache.py and test_provision.py.)
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -25,8 +23,8 @@ import pytest
 
 from localagent.backends.fake import call_text
 from localagent.trace import read_trace
+from fake_cli import FAKE_CLI, fake_env
 
-FAKE_CLI = str(Path(__file__).with_name("fake_cli.py"))
 STREAMED = "The answer so far is that the sea is wide and deep and blue and very old indeed"
 
 SLOW_TOOL = '''
@@ -45,8 +43,8 @@ def slow_count(n: int) -> str:
 
 def _start(tmp_path: Path, replies: list[Any], *flags: str) -> tuple[subprocess.Popen[str], Path]:
     trace = tmp_path / "run.jsonl"
-    env = dict(os.environ, FAKE_REPLIES=json.dumps(replies), FAKE_STARTED=str(tmp_path / "started"), TERM="dumb")
-    argv = [sys.executable, FAKE_CLI, "run", "Count to three", "--root", str(tmp_path / "root"), "--trace", str(trace)]
+    env = fake_env(tmp_path, replies)
+    argv = [*FAKE_CLI, "run", "Count to three", "--root", str(tmp_path / "root"), "--trace", str(trace)]
     (tmp_path / "root").mkdir(exist_ok=True)
     proc = subprocess.Popen(
         argv + list(flags), env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
@@ -130,7 +128,7 @@ def test_after_a_kill_the_next_run_writes_whole_records_and_the_killed_run_count
     assert [r["type"] for r in records] == ["run_start", "step", "run_start", "step", "run_end"]
     assert records[-1]["answer"] == "Done."
 
-    cli = [sys.executable, FAKE_CLI]
+    cli = FAKE_CLI
     stats = subprocess.run(cli + ["stats", str(trace), "--json"], capture_output=True, text=True, timeout=60)
     assert stats.returncode == 0, stats.stderr
     assert json.loads(stats.stdout)["unfinished_traces"] == 1

@@ -276,19 +276,16 @@ def test_prose_filter_shows_only_what_is_surely_prose(pieces: list[str], shown: 
     assert f.rest("".join(shown) + "!") == "!"
 
 
-def test_the_serve_command_on_the_fake_model() -> None:
-    import os
+def test_the_serve_command_on_the_fake_model(tmp_path: Any) -> None:
     import signal
     import subprocess
-    import sys
-    from pathlib import Path
+
+    from fake_cli import FAKE_CLI, fake_env
 
     port = _free_port()
-    env = {**os.environ, "FAKE_REPLIES": json.dumps(["Hello from the fake."])}
-    cli = str(Path(__file__).with_name("fake_cli.py"))
     proc = subprocess.Popen(
-        [sys.executable, cli, "serve", "--port", str(port), "--api-key", "k"],
-        env=env, stderr=subprocess.PIPE, text=True,
+        [*FAKE_CLI, "serve", "--port", str(port), "--api-key", "k"],
+        env=fake_env(tmp_path, ["Hello from the fake."]), stderr=subprocess.PIPE, text=True,
     )
     try:
         client = openai.OpenAI(base_url=f"http://127.0.0.1:{port}/v1", api_key="k", max_retries=0, timeout=5)

@@ -307,7 +307,7 @@ def test_base_url_with_or_without_v1(stub: Stub) -> None:
     stub.enqueue(sse("x"))
     gen = ServerBackend(stub.url + "/v1/", retries=FAST).generate(MSGS, [], GenerateOptions())
     assert gen.text == "x" and stub.requests[0]["path"] == "/v1/chat/completions"
-    with pytest.raises(ConfigError, match="not an http"):
+    with pytest.raises(ConfigError, match="^`base_url` 'ftp://example.org' is not an http"):
         ServerBackend("ftp://example.org")
     with pytest.raises(ConfigError, match="unknown server dialect"):
         ServerBackend(stub.url, dialect="tgi")
@@ -445,13 +445,13 @@ def test_retries_run_out_into_a_backend_error_stop(stub: Stub, workspace: Path, 
 def test_client_errors_are_not_retried(stub: Stub) -> None:
     stub.enqueue(status(401, {"detail": "Invalid API key"}))
     gen = stub.backend().generate(MSGS, [], GenerateOptions())
-    assert gen.finish_reason == "error" and "check --api-key" in (gen.error or "") and len(stub.requests) == 1
+    assert gen.finish_reason == "error" and "check `api_key`" in (gen.error or "") and len(stub.requests) == 1
     stub.enqueue(status(400, {"error": {"message": "This model's maximum context length is 2048 tokens"}}))
     gen = stub.backend().generate(MSGS, [], GenerateOptions())
     assert gen.finish_reason == "context"
     stub.enqueue(status(400, {"error": {"message": "failed to parse grammar"}}))
     gen = stub.backend().generate(MSGS, [], GenerateOptions())
-    assert gen.info.get("constraint_error") and "--server-dialect openai" in (gen.error or "")
+    assert gen.info.get("constraint_error") and "`dialect` openai" in (gen.error or "")
 
 
 @pytest.mark.parametrize("bad", [b"data: {not json\n\n", b"data: [1, 2]\n\n", b'data: {"choices": "x"}\n\n'])

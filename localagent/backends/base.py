@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Literal, Protocol
 
-from ..messages import Message, ToolCall
+from ..messages import Message
 
 FinishReason = Literal["stop", "length", "context", "error"]
 
@@ -29,9 +29,6 @@ class Generation:
     completion_tokens: int = 0
     seconds: float = 0.0
     first_token_seconds: float | None = None
-    # Set by backends whose server parses calls itself (OpenAI-style replies);
-    # None means "parse ``text`` with the tool format".
-    tool_calls: list[ToolCall] | None = None
     error: str | None = None  # why the step failed (finish_reason "error")
     # What the decoder decided and did (read by the loop, eval and bench):
     constraint_error: bool = False  # the constraint could not be built or applied: failed closed

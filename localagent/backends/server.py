@@ -168,7 +168,7 @@ class ServerBackend:
             raise ConfigError(f"unknown server dialect '{dialect}'; one of: {', '.join(DIALECTS)}")
         url = urlsplit(base_url if "://" in base_url else "http://" + base_url)
         if url.scheme not in ("http", "https") or not url.hostname:
-            raise ConfigError(f"--base-url {base_url!r} is not an http(s) URL such as http://127.0.0.1:8080")
+            raise ConfigError(f"`base_url` {base_url!r} is not an http(s) URL such as http://127.0.0.1:8080")
         self.base_url = base_url
         root = url.path.rstrip("/")
         root = root[: -len("/v1")] if root.endswith("/v1") else root  # /tokenize lives outside /v1
@@ -568,7 +568,7 @@ def _status(resp: httpx2.Response, method: str, path: str) -> _Failure:
     if code == 400 and "context" in low and any(w in low for w in ("length", "size", "window", "exceed")):
         return _Failure(f"the prompt does not fit the server's context: {text}", "context", status=code)
     if code == 400 and "grammar" in low:
-        return _Failure(f"the server refused the grammar: {text}; --server-dialect openai sends tools instead", "constraint", status=code)
+        return _Failure(f"the server refused the grammar: {text}; `dialect` openai sends tools instead", "constraint", status=code)
     if code in (401, 403):
-        return _Failure(f"the server refused the request ({code}): {text}; check --api-key", "fatal", status=code)
+        return _Failure(f"the server refused the request ({code}): {text}; check `api_key`", "fatal", status=code)
     return _Failure(f"{method} {path} answered {code}: {text}", "fatal", status=code)

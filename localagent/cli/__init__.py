@@ -13,6 +13,7 @@ import typer
 
 from .. import config as settings
 from ..errors import LocalAgentError
+from .options import flag_text
 
 
 class Interrupted(LocalAgentError):
@@ -92,7 +93,7 @@ def main() -> None:
         if os.environ.get("LOCALAGENT_TRACEBACK"):
             raise
         kind = "" if isinstance(e, Interrupted) else "error: "
-        print(f"localagent: {kind}{e}", file=sys.stderr)
+        print(f"localagent: {kind}{flag_text(str(e))}", file=sys.stderr)
         sys.exit(e.exit_code)
     except Exception as e:
         if os.environ.get("LOCALAGENT_TRACEBACK"):

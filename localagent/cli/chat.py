@@ -21,7 +21,7 @@ from .options import (
     ALLOW, ALLOW_COMMANDS, API_KEY, BASE_URL, CTX, DEADLINE, MAX_STEPS, MCP, MODEL, N_GPU_LAYERS, ROOT, SERVER_DIALECT,
     SERVER_TIMEOUT, TOKEN_BUDGET, TOOL_CHOICE, TOOLS, VERBOSE, YES,
 )
-from .run import LivePrinter, _sigterm, build_agent, interrupt_means, summary
+from .run import LivePrinter, _sigterm, build_agent, interrupt_means, shown_answer, summary
 
 if TYPE_CHECKING:
     from ..loop import Agent, Events
@@ -128,7 +128,7 @@ def _turns(
         result = agent.run(line, trace=trace, events=events, history=history)
         history = result.history
         print("\n", file=sys.stderr)
-        print(for_terminal(result.answer, sys.stdout), flush=True)
+        print(for_terminal(shown_answer(result), sys.stdout), flush=True)
         print(summary(result), file=sys.stderr)
         if save:
             saved = to_openai_messages(history) if save_openai else history_to_json(history)

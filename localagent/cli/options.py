@@ -4,6 +4,7 @@ instead of in-process."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import typer
@@ -36,3 +37,19 @@ BASE_URL = typer.Option(None, "--base-url", help="An OpenAI-compatible server (l
 API_KEY = typer.Option(None, "--api-key", help="Bearer token for --base-url (better: LOCALAGENT_API_KEY).")
 SERVER_DIALECT = typer.Option("auto", "--server-dialect", help="How the constraint is sent: llama.cpp (grammar), vllm (structured_outputs), vllm-legacy (guided_grammar), openai (tools), auto (ask /v1/models).")
 SERVER_TIMEOUT = typer.Option(120.0, "--server-timeout", min=0.1, help="Seconds to wait for the server before a try counts as failed.")
+
+# A library error names a setting by its parameter, in backticks (`api_key`); shown at the
+# command line, it names the flag that sets it. A library message that names another
+# parameter adds it here.
+FLAGS = {
+    "allow": "--allow",
+    "api_key": "--api-key",
+    "base_url": "--base-url",
+    "dialect": "--server-dialect",
+    "verbose": "--verbose",
+}
+
+
+def flag_text(message: str) -> str:
+    """``message`` with each backticked parameter that has a flag written as that flag."""
+    return re.sub(r"`(\w+)`", lambda m: FLAGS.get(m[1], m[0]), message)

@@ -19,7 +19,7 @@ from ..stops import EXIT_CODES, Limits
 from ..trace import new_trace_path
 from .options import (
     ALLOW, ALLOW_COMMANDS, API_KEY, BASE_URL, CTX, DEADLINE, MAX_STEPS, MCP, MODEL, N_GPU_LAYERS, ROOT, SERVER_DIALECT,
-    SERVER_TIMEOUT, TOKEN_BUDGET, TOOL_CHOICE, TOOLS, VERBOSE, YES,
+    SERVER_TIMEOUT, TOKEN_BUDGET, TOOL_CHOICE, TOOLS, VERBOSE, YES, flag_text,
 )
 
 if TYPE_CHECKING:
@@ -67,6 +67,13 @@ def summary(result: "RunResult") -> str:
         f"{u.prompt_tokens_sent} sent · {u.completion_tokens} generated · "
         f"{result.seconds:.1f} s · {result.stop_reason.value}] trace: {result.trace}"
     )
+
+
+def shown_answer(result: "RunResult") -> str:
+    """The answer as printed: the note of a forced stop names flags, not parameters."""
+    if not (result.forced and result.message):
+        return result.answer
+    return result.answer.replace(result.message, flag_text(result.message), 1)
 
 
 def check_root(root: Path) -> None:
@@ -177,7 +184,7 @@ def _with_mcp(setup: "Setup", specs: "Sequence[str]", *, yes: bool, allow: "Sequ
 
     _, mcp_tools = connect_all(specs)  # closed when the process exits
     tools = setup.tools + mcp_tools
-    return Setup(setup.root, tools, choose_approver(tools, yes=yes, allow=allow))
+    return Setup(setup.workspace, tools, choose_approver(tools, yes=yes, allow=allow))
 
 
 def check_tool_choice(choice: str, names: "Sequence[str]") -> None:
@@ -244,11 +251,12 @@ def run(
     signal.signal(signal.SIGTERM, _sigterm)
     result = agent.run(task, trace=trace or new_trace_path(), events=events)
     if as_json:
-        print(json.dumps(result.to_dict(), ensure_ascii=False))
+        shown = result.to_dict() | {"answer": shown_answer(result), "message": flag_text(result.message)}
+        print(json.dumps(shown, ensure_ascii=False))
     else:
         if live:
             print("\n", file=sys.stderr)
-        print(for_terminal(result.answer, sys.stdout))
+        print(for_terminal(shown_answer(result), sys.stdout))
         if live:
             print(summary(result), file=sys.stderr)
     raise typer.Exit(EXIT_CODES[result.stop_reason])

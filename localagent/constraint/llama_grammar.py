@@ -35,7 +35,7 @@ class GrammarMatcher:
     def __init__(self, vocab: Any, n_vocab: int, gbnf: str, root: str = "root"):
         self._smpl = llama_cpp.llama_sampler_init_grammar(vocab, gbnf.encode("utf-8"), root.encode("utf-8"))
         if not self._smpl:
-            raise ConstraintError("llama.cpp could not parse the grammar (see --verbose for its log)")
+            raise ConstraintError("llama.cpp could not parse the grammar (`verbose` shows its log)")
         self.n_vocab = n_vocab
         self.error: str | None = None  # set once the engine failed; nothing is allowed after
         self._one = (llama_cpp.llama_token_data * 1)()

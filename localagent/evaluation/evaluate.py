@@ -461,11 +461,8 @@ def check_answer(prose: str, patterns: list[str]) -> tuple[ErrorClass, str] | No
 
 def score_turn(case: Case, gen: Generation) -> CaseResult:
     """Judge one generated turn against the case's expected calls."""
-    if gen.tool_calls is not None:  # a backend that parsed the calls itself
-        calls, errors, content = [ParsedCall(c.name, c.arguments) for c in gen.tool_calls], [], gen.text
-    else:
-        parsed = parse(gen.text)
-        calls, errors, content = parsed.calls, parsed.errors, parsed.content
+    parsed = parse(gen.text)
+    calls, errors, content = parsed.calls, parsed.errors, parsed.content
     if gen.finish_reason in ("error", "context"):
         errors = [gen.error or f"the generation failed ({gen.finish_reason})"] + errors
     names = [t["function"]["name"] for t in case.tools]

@@ -159,11 +159,8 @@ def reply_of(gen: Generation, req: ChatRequest) -> Reply:
     """The reply in a generation; an ``ApiError`` (500) when the model failed."""
     if gen.finish_reason == "error":
         raise ApiError(500, f"the model failed: {gen.error or 'no reason given'}")
-    if gen.tool_calls is not None:
-        content, found = gen.text, [(c.name, c.arguments) for c in gen.tool_calls]
-    else:
-        parsed = parse(gen.text)
-        content, found = parsed.content, [(c.name, c.arguments) for c in parsed.calls]
+    parsed = parse(gen.text)
+    content, found = parsed.content, [(c.name, c.arguments) for c in parsed.calls]
     if not req.tools or req.choice.mode == "none":
         found = []  # under the grammar none could be made; a backend without one is held to it too
     calls = [ToolCall(f"call_{uuid.uuid4().hex[:24]}", n, a) for n, a in found[: None if req.parallel else 1]]

@@ -1,4 +1,4 @@
-"""Tools: the tool model (``base``: ``@tool``, ``Tool``, ``ToolSet``, loading ``--tools``
+"""Tools: the tool model (``base``: ``@tool``, ``Tool``, ``ToolSet``, loading tools
 files), tools from JSON schemas (``schema``) and MCP servers (``mcp``), the built-in tools
 (``builtin``) and what they stand on: the sandbox (``workspace``), how an approved command
 runs (``commands``) and search's patterns (``matching``)."""

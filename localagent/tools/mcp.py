@@ -46,7 +46,7 @@ class McpServer:
         except ImportError:
             raise ConfigError('MCP needs the mcp package: pip install "localagent[mcp]"') from None
         if not spec.strip():
-            raise ConfigError("--mcp needs a URL or a command line")
+            raise ConfigError(f"MCP server {spec!r} is empty: give a URL or a command line")
         if not logging.getLogger("mcp").handlers:
             # The SDK logs a server's garbage with a traceback; the error result says enough.
             logging.getLogger("mcp").addHandler(logging.NullHandler())
@@ -80,7 +80,7 @@ class McpServer:
         try:
             argv = shlex.split(self.spec)
         except ValueError as e:
-            raise ConfigError(f"--mcp {self.spec!r}: {e}") from None
+            raise ConfigError(f"MCP server {self.spec!r}: {e}") from None
         return stdio_client(StdioServerParameters(command=argv[0], args=argv[1:]), errlog=self._errlog)
 
     async def _hold(self, ready: concurrent.futures.Future[list[Any]]) -> None:

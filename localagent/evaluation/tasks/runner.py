@@ -1,6 +1,6 @@
 """Run tasks through exactly the code path of ``localagent run``: the agent from
-``assemble`` (the same loop, config, decoder and tools), writes approved as ``--yes``
-would, each task in a fresh folder, the model loaded once."""
+``assemble`` (the same loop, config, decoder and tools), writes approved as ``yes=True``
+approves them, each task in a fresh folder, the model loaded once."""
 
 from __future__ import annotations
 
