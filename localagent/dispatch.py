@@ -34,7 +34,7 @@ from .tools import Tool, ToolContext, ToolSet
 from .validate import closest_names, validate_arguments
 from .tools.workspace import WorkspaceError
 
-__all__ = ["Approver", "Dispatcher", "call_with_timeout", "estimate_tokens", "truncate"]
+__all__ = ["Approver", "Dispatcher", "call_with_timeout", "estimate_tokens", "tools_still_running", "truncate"]
 
 Approver = Callable[[Tool, ToolCall], tuple[bool, str]]  # (approved?, reason shown to the model)
 DEFAULT_MAX_RETRIES = 3  # for names that are no tool at all
@@ -123,6 +123,15 @@ class _Abandoned(BaseException):
     """Raised inside a tool's thread once the dispatcher has given up on it (a timeout)."""
 
 
+_started: set["_Worker"] = set()  # workers whose thread has not finished
+
+
+def tools_still_running() -> bool:
+    """Whether a tool given up on (Ctrl-C, its timeout) is still running, inside a long C call.
+    The interpreter must not be finalized around it: see ``cli.main``."""
+    return any(not w.done.is_set() for w in list(_started))
+
+
 class _Worker:
     """One tool call in a daemon thread; ``stop()`` ends it at its next Python instruction.
 
@@ -141,7 +150,12 @@ class _Worker:
         self._thread = threading.Thread(target=self._work, name=name, daemon=True)
 
     def start(self) -> None:
-        self._thread.start()
+        _started.add(self)
+        try:
+            self._thread.start()
+        except BaseException:
+            _started.discard(self)
+            raise
 
     def stop(self) -> None:
         """Raise ``_Abandoned`` in the tool's thread, unless the tool is already done."""
@@ -173,6 +187,7 @@ class _Worker:
                     continue
             _sinks.pop(me, None)  # before done.set(), so the batch can put the streams back
             self.done.set()
+            _started.discard(self)
 
 
 def _abandon(worker: _Worker, grace: float = 0.3) -> None:
