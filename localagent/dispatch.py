@@ -426,7 +426,13 @@ _ABSOLUTE = re.compile(r"(?<![\w.:/~-])/(?:[\w.@+-]+/)+[\w.@+-]*")
 
 def _hide_paths(text: str, root: Path | None) -> str:
     """``text`` with absolute paths made relative to the root, or hidden if outside it: the
-    model is never told where on the host the workspace is."""
+    model is never told where on the host the workspace is. The root itself is taken off first,
+    as a whole: its path may hold spaces ('/Users/Jane Doe/app'), which no pattern can tell from
+    the words around a path."""
+    if root is not None and str(root) != "/":
+        # The root, followed by '/' or by no more of a name ('/x/app' in '/x/apples' is not it).
+        here = re.compile(re.escape(str(root)) + r"(?:/|(?![\w.@+-]))")
+        text = here.sub(lambda m: "" if m.group(0).endswith("/") else ".", text)
     return _ABSOLUTE.sub(lambda m: _path_for_model(m.group(0).rstrip("/") or "/", root), text)
 
 
