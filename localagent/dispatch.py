@@ -34,7 +34,7 @@ from .tools import Tool, ToolContext, ToolSet
 from .validate import closest_names, validate_arguments
 from .tools.workspace import WorkspaceError
 
-__all__ = ["Approver", "Dispatcher", "call_with_timeout", "estimate_tokens", "truncate"]
+__all__ = ["Approver", "Dispatcher", "call_with_timeout", "estimate_tokens", "tools_still_running", "truncate"]
 
 Approver = Callable[[Tool, ToolCall], tuple[bool, str]]  # (approved?, reason shown to the model)
 DEFAULT_MAX_RETRIES = 3  # for names that are no tool at all
@@ -123,6 +123,15 @@ class _Abandoned(BaseException):
     """Raised inside a tool's thread once the dispatcher has given up on it (a timeout)."""
 
 
+_started: set["_Worker"] = set()  # workers whose thread has not finished
+
+
+def tools_still_running() -> bool:
+    """Whether a tool given up on (Ctrl-C, its timeout) is still running, inside a long C call.
+    The interpreter must not be finalized around it: see ``cli.main``."""
+    return any(not w.done.is_set() for w in list(_started))
+
+
 class _Worker:
     """One tool call in a daemon thread; ``stop()`` ends it at its next Python instruction.
 
@@ -141,7 +150,12 @@ class _Worker:
         self._thread = threading.Thread(target=self._work, name=name, daemon=True)
 
     def start(self) -> None:
-        self._thread.start()
+        _started.add(self)
+        try:
+            self._thread.start()
+        except BaseException:
+            _started.discard(self)
+            raise
 
     def stop(self) -> None:
         """Raise ``_Abandoned`` in the tool's thread, unless the tool is already done."""
@@ -173,6 +187,7 @@ class _Worker:
                     continue
             _sinks.pop(me, None)  # before done.set(), so the batch can put the streams back
             self.done.set()
+            _started.discard(self)
 
 
 def _abandon(worker: _Worker, grace: float = 0.3) -> None:
@@ -411,7 +426,13 @@ _ABSOLUTE = re.compile(r"(?<![\w.:/~-])/(?:[\w.@+-]+/)+[\w.@+-]*")
 
 def _hide_paths(text: str, root: Path | None) -> str:
     """``text`` with absolute paths made relative to the root, or hidden if outside it: the
-    model is never told where on the host the workspace is."""
+    model is never told where on the host the workspace is. The root itself is taken off first,
+    as a whole: its path may hold spaces ('/Users/Jane Doe/app'), which no pattern can tell from
+    the words around a path."""
+    if root is not None and str(root) != "/":
+        # The root, followed by '/' or by no more of a name ('/x/app' in '/x/apples' is not it).
+        here = re.compile(re.escape(str(root)) + r"(?:/|(?![\w.@+-]))")
+        text = here.sub(lambda m: "" if m.group(0).endswith("/") else ".", text)
     return _ABSOLUTE.sub(lambda m: _path_for_model(m.group(0).rstrip("/") or "/", root), text)
 
 

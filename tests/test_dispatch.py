@@ -452,3 +452,18 @@ def test_absolute_paths_in_other_exceptions_are_made_relative_or_hidden(tmp_path
         "error (tool_exception): 'leaky' raised ValueError: cannot parse src/cfg.toml near "
         "a path outside the workspace; see https://x.org/a/b"
     )
+
+
+def test_a_root_whose_path_has_spaces_is_hidden_whole(tmp_path: Path) -> None:
+    # '/Users/Jane Doe/My Projects/app': the paths of most people's folders on macOS and Windows.
+    root = tmp_path / "Jane Doe" / "My Projects"
+    root.mkdir(parents=True)
+
+    @tool
+    def leaky() -> str:
+        """Raise with the root's path in the message."""
+        raise ValueError(f"cannot parse {root}/src/my cfg.toml (the project is {root})")
+
+    d = Dispatcher(ToolSet([leaky]), ToolContext(Workspace(root)))
+    r = d.run([ToolCall("c", "leaky", {})])[0]
+    assert r.content == "error (tool_exception): 'leaky' raised ValueError: cannot parse src/my cfg.toml (the project is .)"

@@ -4,6 +4,7 @@ one-line error for what RE2 cannot run (backreferences, lookarounds)."""
 from __future__ import annotations
 
 import json
+import random
 import os
 import signal
 import subprocess
@@ -170,18 +171,57 @@ def slow_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.mark.parametrize("pattern", [r"(\w+\s?)*;", r"(a|a)*b", r"(.*a){12}x"])
 def test_ctrl_c_is_answered_within_a_second_whatever_the_pattern(slow_folder: Path, pattern: str) -> None:
-    env = {**os.environ, "TERM": "dumb"}
-    proc = subprocess.Popen([sys.executable, "-c", INTERRUPTED_CHILD, str(slow_folder), pattern],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    argv = [sys.executable, "-c", INTERRUPTED_CHILD, str(slow_folder), pattern]
+    code, out, err, answered = _ctrl_c(argv, {**os.environ, "TERM": "dumb"}, "stdout", "go", 0.5)
+    assert code == 0 and out.strip() == "interrupted", err[-2000:]
+    assert answered < 1.0, f"Ctrl-C answered after {answered:.2f} s"
+
+
+def _ctrl_c(argv: list[str], env: dict[str, str], stream: str, ready: str, delay: float) -> tuple[int, str, str, float]:
+    """Start ``argv``, press Ctrl-C ``delay`` s after a line of ``stream`` starts with ``ready``
+    (the search is under way); its exit code, output, errors, and the seconds it took to exit."""
+    proc = subprocess.Popen(argv, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        assert proc.stdout is not None and proc.stdout.readline() == "go\n", proc.stderr
-        time.sleep(0.5)  # the search is under way
-        assert proc.poll() is None, "the agent ended before Ctrl-C: make the folder larger"
+        lines = getattr(proc, stream)
+        while not (line := lines.readline()).startswith(ready):
+            assert line, f"{ready!r} never came on {stream}"
+        time.sleep(delay)
+        assert proc.poll() is None, "the search ended before Ctrl-C: make the files larger"
         pressed = time.monotonic()
         proc.send_signal(signal.SIGINT)
         out, err = proc.communicate(timeout=30)
-        answered = time.monotonic() - pressed
+        return proc.returncode, out, err, time.monotonic() - pressed
     finally:
         proc.kill()
-    assert proc.returncode == 0 and out.strip() == "interrupted", err[-2000:]
-    assert answered < 1.0, f"Ctrl-C answered after {answered:.2f} s"
+
+
+@pytest.fixture(scope="module")
+def long_lines(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Files of one 1.9 MB line of random a and b (hard-linked: no disk used), on which one RE2
+    call with RE2_SLOW takes about half a second inside C++, the interpreter lock released."""
+    root = tmp_path_factory.mktemp("long")
+    first = root / "l0.txt"
+    first.write_bytes(bytes(b"ab"[x & 1] for x in random.Random(1).randbytes(1_900_000)) + b"\n")
+    for i in range(1, 12):
+        os.link(first, root / f"l{i}.txt")
+    return root
+
+
+RE2_SLOW = r"a[ab]{20}c"  # linear, but its DFA outgrows RE2's memory on random text: the slow path
+FAKE_CLI = str(Path(__file__).with_name("fake_cli.py"))
+
+
+@pytest.mark.parametrize("delay", [0.05, 0.15, 0.25, 0.35, 0.45, 0.55, 0.65, 0.75])  # across one call's length
+def test_ctrl_c_while_re2_is_inside_one_long_call_exits_130_at_once(long_lines: Path, tmp_path: Path, delay: float) -> None:
+    # The tool's thread is inside one RE2 call when the run ends. Had the interpreter finalized
+    # around it, the thread, let go of inside C++, would end in std::terminate: an abort with
+    # llama.cpp's gdb backtrace on the screen, seconds after the answer.
+    replies = [["search", {"pattern": RE2_SLOW, "regex": True}], "Nothing found."]
+    env = dict(os.environ, FAKE_REPLIES=json.dumps(replies), TERM="dumb", LOCALAGENT_TRACES=str(tmp_path))
+    argv = [sys.executable, FAKE_CLI, "run", "Find it.", "--root", str(long_lines)]
+    code, out, err, answered = _ctrl_c(argv, env, "stderr", "→ search(", delay)  # shown as the tool starts
+    assert code == 130, err[-2000:]
+    assert out.startswith("[stopped: interrupted]")
+    for sign in ("#0 ", "terminate", "Abort", "gdb", "Inferior"):
+        assert sign not in out and sign not in err, (out + err)[-3000:]
+    assert answered < 1.0, f"exit {answered:.2f} s after Ctrl-C"

@@ -67,3 +67,20 @@ def test_trace_show_and_stats_on_a_terminal_show_no_control_character(tmp_path: 
         screen = term.text()
         assert not [ch for ch in screen if ch not in "\n" and (ord(ch) < 32 or 0x7f <= ord(ch) < 0xa0)], repr(screen)
         assert "\u202e" not in screen and "\u2028" not in screen
+
+
+def test_eval_on_a_terminal_shows_no_control_character(tmp_path: Path) -> None:
+    # A case's line quotes what the model called: in free mode, a tool name it made up.
+    import json
+
+    from terminal import Terminal
+
+    cases = tmp_path / "cases.jsonl"
+    cases.write_text(Path(__file__).parent.parent.joinpath("evals", "cases.jsonl").read_text().splitlines()[0] + "\n")
+    env = dict(os.environ, TERM="dumb", FAKE_REPLIES=json.dumps([["x\x1b[8my\u202e", {"city": "Lisbon"}]]))
+    fake_cli = str(Path(__file__).with_name("fake_cli.py"))
+    term = Terminal([sys.executable, fake_cli, "eval", str(cases), "--mode", "free"], env)
+    assert term.wait(60) == 0, term.text()
+    screen = term.text()
+    assert not [ch for ch in screen if ch not in "\n" and (ord(ch) < 32 or 0x7f <= ord(ch) < 0xa0)], repr(screen)
+    assert "\u202e" not in screen and "called 'x\\x1b[8my\\u202e'" in screen

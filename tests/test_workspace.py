@@ -228,3 +228,23 @@ def test_a_folder_that_is_the_roots_own_git_by_identity_is_protected(tmp_path: P
 def test_fold_name() -> None:
     assert {fold_name(n) for n in (".GIT", ".g\u200cit", "\ufeff.git", ".\uff47\uff49\uff54", "\uff0egit", ".git\u00ad")} == {".git"}
     assert fold_name(".gitignore") == ".gitignore" and fold_name("Straße") == "strasse"
+
+
+def test_a_fifo_swapped_in_after_the_check_never_blocks_the_text_probe(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Argument checks run before approval, on the agent's main thread: a file swapped for a fifo
+    # between the check that it is a regular file and the open would block it for ever.
+    import threading
+
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    monkeypatch.setattr(os.path, "isfile", lambda p: True)  # the check saw a file; the open finds the fifo
+    found: dict[str, object] = {}
+    probe = threading.Thread(target=lambda: found.update(text=is_text(fifo), why=unreadable(fifo)), daemon=True)
+    probe.start()
+    probe.join(2)
+    if probe.is_alive():
+        for _ in range(2):  # a writer that comes and goes lets each blocked open return
+            os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+            probe.join(1)
+        pytest.fail("the text probe blocked on a fifo")
+    assert found == {"text": False, "why": "not a regular file"}

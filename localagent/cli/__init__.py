@@ -6,8 +6,11 @@ program error family (``LocalAgentError``) into one line and a non-zero exit.
 
 from __future__ import annotations
 
+import atexit
 import os
 import sys
+from contextlib import suppress
+from typing import NoReturn
 
 import typer
 
@@ -73,6 +76,33 @@ def usage_line(e: Exception) -> str:
 
 def main() -> None:
     """Console-script entry point."""
+    try:
+        _main()
+    except SystemExit as e:
+        dispatch = sys.modules.get("localagent.dispatch")
+        if dispatch is not None and dispatch.tools_still_running():
+            _exit_now(e.code)
+        raise
+
+
+def _exit_now(code: object) -> NoReturn:
+    """Exit at once, without finalizing the interpreter, while a tool given up on (Ctrl-C, its
+    timeout) is still inside a long C call. A thread that comes back from C++ (RE2's search)
+    into a finalizing interpreter is ended by pthread_exit, whose unwinding through C++ frames
+    calls std::terminate: an abort, with llama.cpp's gdb backtrace, seconds after the answer.
+    The exit handlers still run (MCP servers are stopped) and the output is flushed."""
+    status = code if isinstance(code, int) else 0 if code is None else 1
+    if not isinstance(code, (int, type(None))):
+        print(code, file=sys.stderr)
+    with suppress(BaseException):
+        atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        with suppress(BaseException):
+            stream.flush()
+    os._exit(status)
+
+
+def _main() -> None:
     try:
         # Environment and config-file settings become click's defaults, so flags win.
         command = typer.main.get_command(app)

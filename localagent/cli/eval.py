@@ -12,6 +12,7 @@ from tqdm import tqdm
 
 from ..errors import ConfigError
 from ..constraint.grammar import ENGINES
+from ..sanitize import for_terminal
 
 
 def eval_cmd(
@@ -51,7 +52,8 @@ def eval_cmd(
         nonlocal right
         right += r.right
         mark = "ok" if r.right else f"{r.error.value if r.error else '?'}: {r.detail}"
-        line = f"[{i + 1}/{len(cases)}] {r.id} {r.seconds:.1f}s {mark}"
+        # The mark quotes the model (a tool name it made up, a value): printable on a terminal.
+        line = for_terminal(f"[{i + 1}/{len(cases)}] {r.id} {r.seconds:.1f}s {mark}", sys.stderr)
         if bar.disable:
             print(line, file=sys.stderr, flush=True)
         else:

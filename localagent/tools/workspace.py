@@ -15,9 +15,9 @@ import posixpath
 import stat
 import unicodedata
 from collections.abc import Iterator
-from contextlib import suppress
+from contextlib import contextmanager, suppress
 from pathlib import Path
-from typing import Literal, NoReturn
+from typing import BinaryIO, Literal, NoReturn
 
 from rapidfuzz import fuzz, process
 
@@ -47,13 +47,23 @@ class WorkspaceError(Exception):
 
 def is_text(path: str | os.PathLike[str]) -> bool:
     """True if ``path`` is a regular file whose first 8 KB hold no NUL byte and decode as UTF-8."""
-    if not os.path.isfile(path):  # opening a fifo would block
+    if not os.path.isfile(path):
         return False
     try:
-        with open(path, "rb") as f:
-            return looks_text(f.read(TEXT_PROBE_BYTES + 1))
+        with _probe(path) as f:
+            return f is not None and looks_text(f.read(TEXT_PROBE_BYTES + 1))
     except OSError:
         return False
+
+
+@contextmanager
+def _probe(path: str | os.PathLike[str]) -> Iterator[BinaryIO | None]:
+    """``path`` open for reading, or None if it is no regular file. O_NONBLOCK: a fifo swapped in
+    after a check by name would block the open (these probes run before approval, on the agent's
+    thread); opened so, it is seen by fstat and refused."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    with open(fd, "rb") as f:
+        yield f if stat.S_ISREG(os.fstat(fd).st_mode) else None
 
 
 def looks_text(chunk: bytes) -> bool:
@@ -73,7 +83,9 @@ def unreadable(path: str | os.PathLike[str]) -> str | None:
     """Why the file ``path`` cannot be read ('permission denied'), or None if it can: a file
     that is_text refuses for this reason is unreadable, not binary."""
     try:
-        with open(path, "rb") as f:
+        with _probe(path) as f:
+            if f is None:
+                return "not a regular file"
             f.read(1)
     except OSError as e:
         return (e.strerror or type(e).__name__).lower()
