@@ -136,10 +136,10 @@ def test_unknown_tool_lists_tools_closest_first() -> None:
     ts = ToolSet(workspace_tools(Workspace(".")))
     r = Dispatcher(ts, ToolContext()).run([ToolCall("c", "read_fil", {})])[0]
     assert r.error is not None and r.error.kind == "unknown_tool"
-    assert r.error.message == "unknown tool 'read_fil'; available tools: read_file, list_dir, search, find_files, write_file, edit_file"
+    assert r.error.message == "unknown tool 'read_fil'; available tools: read_file, list_dir, search, find_files, calculate, write_file, edit_file"
     assert r.content == "error (unknown_tool): " + r.error.message
     r = Dispatcher(ts, ToolContext()).run([ToolCall("c", "list_dri", {})])[0]
-    assert r.error is not None and r.error.message.endswith("available tools: list_dir, read_file, search, find_files, write_file, edit_file")
+    assert r.error is not None and r.error.message.endswith("available tools: list_dir, read_file, search, find_files, calculate, write_file, edit_file")
 
 
 def test_validation_error_becomes_a_result() -> None:
