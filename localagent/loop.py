@@ -318,6 +318,8 @@ class Agent:
             text = self._text(paths[0])
             if text is not None and (pieces := policy.spans(text, path=paths[0])):
                 schema = _with_enum(schema, arg, policy.named_spans(task, pieces))
+        if "all" in props and policy.edits_every(task):
+            schema = _with_enum(schema, "all", [True], required=True)
         return schema
 
     def _text(self, rel: str) -> str | None:

@@ -92,7 +92,9 @@ def searches_first(task: str, workspace: Workspace | None) -> bool:
         return False
     if _ABOUT_WORKSPACE.search(task) and not workspace.names_a_path(task):
         return True
-    return asks_which_file(task) and not any((workspace.root / p).is_file() for p in workspace.mentioned(task))
+    # Not when it names a file, there or not: "What does config/secrets.env say?" reads it.
+    named_file = any(PATH_SHAPED.fullmatch(w) for w in path_words(task)) or any((workspace.root / p).is_file() for p in workspace.mentioned(task))
+    return asks_which_file(task) and not named_file
 
 
 def asks_which_file(task: str) -> bool:
@@ -264,9 +266,23 @@ def named_spans(task: str, pieces: list[str]) -> list[str]:
     head = " ".join(parts[:-1]) if len(parts) > 1 else task
     words = [w for w in task_words(head) if not _CHANGE_WORD.fullmatch(w) and not PATH_SHAPED.fullmatch(w)]
     named = {p.lower() for w in path_words(head) if PATH_SHAPED.fullmatch(w) for p in re.split(r"[/.]", w)}
-    rx = [re.compile(rf"(?<![\w-]){re.escape(w)}(?![\w-])", re.IGNORECASE) for w in words if w not in named]
+    words = [w for w in words if w not in named]
+    exact = [p for p in pieces if p.lower() in words]
+    if exact:
+        return exact  # the word itself ('fetch_items'): offered its lines, the model rewrote one
+    rx = [re.compile(rf"(?<![\w-]){re.escape(w)}(?![\w-])", re.IGNORECASE) for w in words]
     kept = [p for p in pieces if any(r.search(p) for r in rx)]
     return kept or pieces
+
+
+_EVERY = re.compile(r"\b(rename|every|everywhere|throughout|all occurrences|each occurrence|all uses)\b", re.IGNORECASE)
+
+
+def edits_every(task: str) -> bool:
+    """Whether an edit replaces every occurrence (edit_file's all=true): told to rename
+    'load' everywhere, the 0.5B model sent the one-occurrence edit three times after its
+    not_unique error."""
+    return wants_change(task) and bool(_EVERY.search(task))
 
 
 _QUOTED = re.compile(r"(?<!\w)'([^'\n]+)'(?!\w)|\"([^\"\n]+)\"|\u201c([^\u201d\n]+)\u201d")
