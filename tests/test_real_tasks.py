@@ -64,6 +64,22 @@ def test_a_question_that_names_no_path_is_looked_up(qwen) -> None:  # type: igno
     assert _done(runs) >= 1, _why(runs)
 
 
+def test_what_must_be_worked_out_is_calculated(qwen) -> None:  # type: ignore[no-untyped-def]
+    # Sums, the larger of two numbers, a word reversed: the model wrote 92 for 40 + 56, no
+    # number for "which is larger", 'stone' for 'stone' backwards; now it calls calculate.
+    runs = _run(qwen, _of("combine", "no_tool", n=3))
+    assert all("calculate(" in " ".join(r.calls) for r in runs), [(r.id, r.calls) for r in runs]
+    assert _done(runs) >= 4, _why(runs)
+
+
+def test_the_file_that_mentions_a_word_is_found_by_searching(qwen) -> None:  # type: ignore[no-untyped-def]
+    # "Which file in records mentions marmalade?": the model listed the folder and named a
+    # file at random, or globbed for 'docs/origami.txt'; now the first call searches the word.
+    runs = _run(qwen, _of("search_many", n=3))
+    assert all(r.calls and r.calls[0].startswith("search(") for r in runs), [(r.id, r.calls) for r in runs]
+    assert _done(runs) >= 2, _why(runs)
+
+
 def test_a_change_is_made_once_and_the_run_ends(qwen) -> None:  # type: ignore[no-untyped-def]
     # Appends ran on until the step limit (the result line appended again and again); a
     # right edit of a setting was undone by a second; a setting's name was replaced by its value.
