@@ -38,6 +38,13 @@ class AgentConfig:
     max_tokens: int = 384  # per step
     temperature: float = 0.0
     seed: int | None = 0
+    # The sampler chain above temperature 0, in llama.cpp's order: repetition penalty (over
+    # the last 64 tokens), top-k, top-p, min-p, temperature. 0, 1, 0 and 1 turn each off.
+    top_k: int = 40
+    top_p: float = 0.95
+    min_p: float = 0.05
+    repeat_penalty: float = 1.0
+    prompt_lookup: bool = False  # greedy prose drafted from the prompt (see GenerateOptions)
     constrained: bool = True
     engine: Engine = "gbnf"  # or "outlines", "llguidance"; see the README for the measured choice
     jump_forward: bool = True  # insert the tokens the constraint fixes without sampling
