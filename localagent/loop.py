@@ -44,7 +44,9 @@ class AgentConfig:
     top_p: float = 0.95
     min_p: float = 0.05
     repeat_penalty: float = 1.0
-    prompt_lookup: bool = False  # greedy prose drafted from the prompt (see GenerateOptions)
+    # Greedy prose drafted from the context (see GenerateOptions): off, measured slower on these
+    # CPUs (0.41x and 0.71x tokens/s on answers that quote a result; evals/README.md, Speed).
+    prompt_lookup: bool = False
     constrained: bool = True
     engine: Engine = "gbnf"  # or "outlines", "llguidance"; see the README for the measured choice
     jump_forward: bool = True  # insert the tokens the constraint fixes without sampling

@@ -250,15 +250,20 @@ def run(
     events = Events(on_text=p.text, on_step_start=p.step, on_call=p.call, on_result=p.result, on_notice=p.notice) if live else None
     signal.signal(signal.SIGTERM, _sigterm)
     result = agent.run(task, trace=trace or new_trace_path(), events=events)
+    _print_result(result, as_json=as_json, live=live)
+    raise typer.Exit(EXIT_CODES[result.stop_reason])
+
+
+def _print_result(result: "RunResult", *, as_json: bool, live: bool) -> None:
+    """The run's one JSON object, or its answer on stdout (and, live, the summary on stderr)."""
     if as_json:
         print(json.dumps(result.to_dict(), ensure_ascii=False))
-    else:
-        if live:
-            print("\n", file=sys.stderr)
-        print(for_terminal(result.answer, sys.stdout))
-        if live:
-            print(summary(result), file=sys.stderr)
-    raise typer.Exit(EXIT_CODES[result.stop_reason])
+        return
+    if live:
+        print("\n", file=sys.stderr)
+    print(for_terminal(result.answer, sys.stdout))
+    if live:
+        print(summary(result), file=sys.stderr)
 
 
 def register(app: typer.Typer) -> None:
