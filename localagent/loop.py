@@ -38,6 +38,15 @@ class AgentConfig:
     max_tokens: int = 384  # per step
     temperature: float = 0.0
     seed: int | None = 0
+    # The sampler chain above temperature 0, in llama.cpp's order: repetition penalty (over
+    # the last 64 tokens), top-k, top-p, min-p, temperature. 0, 1, 0 and 1 turn each off.
+    top_k: int = 40
+    top_p: float = 0.95
+    min_p: float = 0.05
+    repeat_penalty: float = 1.0
+    # Greedy prose drafted from the context (see GenerateOptions): off, measured slower on these
+    # CPUs (0.41x and 0.71x tokens/s on answers that quote a result; evals/README.md, Speed).
+    prompt_lookup: bool = False
     constrained: bool = True
     engine: Engine = "gbnf"  # or "outlines", "llguidance"; see the README for the measured choice
     jump_forward: bool = True  # insert the tokens the constraint fixes without sampling

@@ -51,6 +51,7 @@ class ScriptedLlm:
         self.target = target.encode()
         self.input_ids = np.zeros(n_ctx, dtype=np.intc)
         self.n_tokens = 0
+        self.prompt_len = len(PROMPT)  # where the reply starts
         self.evaluated: list[list[int]] = []  # every eval, in order
 
     def detokenize(self, tokens: list[int], special: bool = True) -> bytes:
@@ -74,7 +75,7 @@ class ScriptedLlm:
         """Noise (fixed by the context), then the wanted continuation on top."""
         seed = int.from_bytes(hashlib.sha256(np.asarray(ids, dtype=np.int64).tobytes()).digest()[:8], "little")
         logits = np.random.default_rng(seed).normal(0.0, 1.0, len(PIECES)).astype(np.float32)
-        written = self.detokenize(ids[len(PROMPT) :])
+        written = self.detokenize(ids[self.prompt_len :])
         if not self.target.startswith(written):
             logits[0] = 20.0
             return logits
@@ -116,8 +117,10 @@ def matcher(b: Any, opts: GenerateOptions) -> FailClosed:
     return FailClosed(OutlinesMatcher(build_index(opts.regex, b._token_bytes(), 0), b._eog_ids))
 
 
-def decode(b: Any, opts: GenerateOptions, m: Any = None, room: int = 1000) -> Generation:
-    return b._decode(list(PROMPT), room, m, opts, 0.0)
+def decode(b: Any, opts: GenerateOptions, m: Any = None, room: int = 1000, prompt: str | None = None) -> Generation:
+    ids = list(PROMPT) if prompt is None else b.tokenize(prompt)
+    b.llm.prompt_len = len(ids)
+    return b._decode(ids, room, m, opts, 0.0)
 
 
 def test_free_text_is_the_models_own() -> None:
@@ -204,3 +207,64 @@ def test_sampling_is_fixed_by_the_seed(seed: int) -> None:
         opts = options(temperature=1.0, seed=seed)
         texts.append(decode(b, opts, matcher(b, opts)).text)
     assert texts[0] == texts[1]
+
+
+def test_the_sampler_chain_applies_under_the_constraint() -> None:
+    # top-k 1 leaves the best token only: at any temperature the reply is the greedy one.
+    b = backend("The answer is 42.")
+    opts = options(temperature=1.5, seed=3, top_k=1)
+    assert (opts.top_k, opts.top_p, opts.min_p, opts.repeat_penalty) == (1, 0.95, 0.05, 1.0)
+    assert decode(b, opts, matcher(b, opts)).text == "The answer is 42."
+    b = backend(CALL)
+    opts = options(temperature=1.5, seed=3, top_k=1)
+    assert decode(b, opts, matcher(b, opts)).text == CALL
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_sampled_constrained_output_stays_valid(seed: int) -> None:
+    # Wide open sampling (no filters, hot): whatever is drawn, the constraint holds.
+    b = backend(CALL)
+    opts = options(temperature=2.0, seed=seed, top_k=0, top_p=1.0, min_p=0.0, jump_forward=False)
+    g = decode(b, opts, matcher(b, opts), room=40)
+    assert g.finish_reason in ("stop", "length", "context") and not g.constraint_error
+    replay = matcher(b, opts)  # every token the reply holds, checked again by a fresh matcher
+    for t in b.last_tokens:
+        assert replay.allows(t)
+        replay.accept(t)
+    if g.info["decision"] == "call":
+        assert g.text.startswith(CALL_OPEN)
+    else:
+        assert CALL_OPEN not in g.text
+
+
+def test_the_repetition_penalty_reaches_the_decoder() -> None:
+    b = backend("aaaa")
+    assert decode(b, GenerateOptions()).text == "aaaa"
+    b = backend("aaaa")
+    text = decode(b, GenerateOptions(repeat_penalty=100.0)).text
+    assert text.startswith("a") and not text.startswith("aa")
+
+
+QUOTED = "P: the launch code is XK-42-QZ, in notes.txt\n"
+ANSWER = "The launch code is XK-42-QZ, in notes.txt."
+
+
+@pytest.mark.parametrize("constrained", [False, True])
+def test_prompt_lookup_keeps_the_output_and_saves_evaluations(constrained: bool) -> None:
+    runs = []
+    for lookup in (False, True):
+        b = backend(ANSWER)
+        opts = options(prompt_lookup=lookup) if constrained else GenerateOptions(prompt_lookup=lookup)
+        g = decode(b, opts, matcher(b, opts) if constrained else None, prompt=QUOTED)
+        runs.append((g, b.last_tokens, len(b.llm.evaluated)))
+    (plain, plain_tokens, plain_evals), (looked, looked_tokens, looked_evals) = runs
+    assert looked.text == plain.text == ANSWER and looked_tokens == plain_tokens
+    assert "lookup_drafted" not in plain.info
+    assert 0 < looked.info["lookup_kept"] <= looked.info["lookup_drafted"]
+    assert looked_evals < plain_evals
+
+
+def test_prompt_lookup_is_for_greedy_decoding_only() -> None:
+    b = backend(ANSWER)
+    g = decode(b, GenerateOptions(prompt_lookup=True, temperature=0.7, seed=1), prompt=QUOTED)
+    assert "lookup_drafted" not in g.info

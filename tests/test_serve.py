@@ -209,6 +209,14 @@ def test_a_malformed_request_is_a_clear_400(served: Served, body: bytes, message
     assert r.json()["error"]["type"] == "invalid_request_error" and not served.fake.options
 
 
+def test_top_p_reaches_the_decoder() -> None:
+    from localagent.serving.openai_api import parse_request
+
+    ask = [{"role": "user", "content": "x"}]
+    assert parse_request({"messages": ask, "top_p": 0.5, "temperature": 0.7}).config.top_p == 0.5
+    assert parse_request({"messages": ask}).config.top_p == 0.95  # not given: the sampler's default
+
+
 def test_the_openai_client_sees_a_bad_request_error(served: Served) -> None:
     with pytest.raises(openai.BadRequestError, match="tool_choice"):
         served.client.chat.completions.create(model="m", messages=ASK, tool_choice="required")

@@ -234,6 +234,23 @@ def test_llama_cpp_dialect_sends_the_grammar_and_our_tool_prompt(stub: Stub) -> 
 
 
 @pytest.mark.parametrize(
+    ("dialect", "sent"),
+    [
+        ("llama.cpp", {"top_k": 5, "top_p": 0.8, "min_p": 0.1, "repeat_penalty": 1.2}),
+        ("vllm", {"top_k": 5, "top_p": 0.8, "min_p": 0.1, "repetition_penalty": 1.2}),
+        ("openai", {"top_p": 0.8}),
+    ],
+)
+def test_the_sampler_chain_is_sent_as_each_dialect_names_it(stub: Stub, dialect: str, sent: dict[str, Any]) -> None:
+    stub.enqueue(sse("x"))
+    opts = GenerateOptions(temperature=0.7, top_k=5, top_p=0.8, min_p=0.1, repeat_penalty=1.2)
+    stub.backend(dialect=dialect).generate(MSGS, TOOLS, opts)
+    req = stub.requests[0]
+    names = ("top_k", "top_p", "min_p", "repeat_penalty", "repetition_penalty")
+    assert {k: req[k] for k in names if k in req} == sent and req["temperature"] == 0.7
+
+
+@pytest.mark.parametrize(
     ("dialect", "key", "value"),
     [
         ("vllm", "structured_outputs", {"grammar": 'root ::= "x"'}),

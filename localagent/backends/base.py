@@ -77,6 +77,14 @@ class GenerateOptions:
     max_tokens: int = 512
     temperature: float = 0.0
     seed: int | None = None
+    # The sampler chain above temperature 0 (llama.cpp's defaults; see localagent.sampling).
+    top_k: int = 40
+    top_p: float = 0.95
+    min_p: float = 0.05
+    repeat_penalty: float = 1.0
+    # Greedy prose: draft the next tokens from the prompt (llama-cpp-python's prompt lookup)
+    # and keep those the model would have chosen, checked in one batch. The output is the same.
+    prompt_lookup: bool = False
     grammar: str | None = None  # GBNF (llama.cpp's engine), or None for free generation
     regex: str | None = None  # a regex (the outlines engine)
     lark: str | None = None  # a Lark grammar (the llguidance engine); at most one of the three

@@ -16,13 +16,14 @@ import sys
 import time
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 import numpy as np
 from tqdm import tqdm
 
 import llama_cpp
 from llama_cpp import Llama
+from llama_cpp.llama_speculative import LlamaPromptLookupDecoding
 
 from ..errors import BackendError, ConstraintError
 from ..formats import CALL_OPEN, text_messages
@@ -30,6 +31,7 @@ from ..constraint.jump import forced_text
 from ..messages import Message
 from ..policy import STRUCTURED_STARTS
 from ..prompt import render, template_supports_tools
+from ..sampling import Sampler
 from .base import Decision, FinishReason, Generation, GenerateOptions
 from ..constraint.llama_grammar import FailClosed, GrammarMatcher
 from ..constraint.llguidance_engine import SPECIAL, LLGuidanceMatcher, start_matcher, tokenizer
@@ -115,6 +117,16 @@ def _load_progress(label: str, *, enabled: bool) -> Iterator[Any]:
             raise
         if interrupted:
             raise KeyboardInterrupt
+
+
+# Prompt lookup's settings: llama-cpp-python's defaults (the last 2 tokens, then 1, matched;
+# up to 10 tokens drafted).
+LOOKUP = {"max_ngram_size": 2, "num_pred_tokens": 10}
+
+
+def make_drafter() -> Callable[[np.ndarray], np.ndarray]:
+    """The draft model of greedy prose under ``prompt_lookup``: the context's ids -> drafted ids."""
+    return LlamaPromptLookupDecoding(**LOOKUP)
 
 
 # A prompt evaluation of at least this many tokens shows a progress bar (on a terminal).
@@ -301,10 +313,11 @@ class LlamaBackend:
         return [], prose, mass
 
     def _allowed_choice(
-        self, logits: np.ndarray, matcher: FailClosed, temperature: float, rng: np.random.Generator
+        self, logits: np.ndarray, matcher: FailClosed, sampler: Sampler, rng: np.random.Generator
     ) -> int | None:
-        """The token the constrained path picks from ``logits``; None if none is allowed."""
-        if temperature <= 0:
+        """The token the constrained path picks from ``logits``: the sampler's choice among
+        the tokens the constraint allows; None if none is allowed."""
+        if sampler.greedy:
             best = int(np.argmax(logits))
             if matcher.allows(best):
                 return best
@@ -314,7 +327,7 @@ class LlamaBackend:
         masked = matcher.mask(logits)
         if not np.isfinite(masked).any():
             return None
-        return _choose(masked, temperature, rng)
+        return sampler.sample(masked, rng)
 
     def _eval_rows(self, tokens: list[int]) -> list[np.ndarray]:
         """Evaluate ``tokens`` in one batch and return the logits after each."""
@@ -413,7 +426,7 @@ class LlamaBackend:
     ) -> Generation:
         evaluated = self._prefill(prompt)
         rng = np.random.default_rng(options.seed)
-        r = _Reply(self.llm, matcher, options, min(options.max_tokens, room))
+        r = _Reply(self.llm, matcher, options, min(options.max_tokens, room), prompt)
         self.last_tokens = r.tokens  # the reply's token ids (the benchmark replays them)
         next_logits: np.ndarray | None = None
         while r.n < r.limit:
@@ -441,10 +454,13 @@ class LlamaBackend:
                     if self._tail(tok, draft, r):
                         break
                     continue
+            lookup = not draft and r.lookup is not None and r.decision != "call"
+            if lookup:
+                draft = self._lookup(r)
             if not draft:
                 self.llm.eval([tok])
                 continue
-            next_logits = self._jump(tok, draft, n_trigger, r, rng)
+            next_logits = self._jump(tok, draft, n_trigger, r, rng, lookup=lookup)
         return r.generation(len(prompt), evaluated, room, t0)
 
     def _next_token(self, logits: np.ndarray, r: _Reply, rng: np.random.Generator) -> tuple[list[int], int | None]:
@@ -453,15 +469,37 @@ class LlamaBackend:
         None when the constraint allows no token at all."""
         trigger: list[int] = []
         m, o = r.matcher, r.options
+        logits = r.penalized(logits)
         if r.n == 0 and m is not None and o.call_threshold is not None:
             trigger, logits, mass = self._decide(logits, o.call_threshold, m)
             r.decision = "call" if trigger else "prose"
             r.call_mass = round(mass, 4)
-        tok = trigger[0] if trigger else _choose(logits, o.temperature, rng)
+        tok = trigger[0] if trigger else r.sampler.sample(logits, rng)
         if m is not None and not m.allows(tok):
             r.rejected += 1
-            return trigger, self._allowed_choice(logits, m, o.temperature, rng)
+            return trigger, self._allowed_choice(logits, m, r.sampler, rng)
         return trigger, tok
+
+    def _greedy_choice(self, logits: np.ndarray, r: _Reply, rng: np.random.Generator) -> int | None:
+        """The token the plain path would pick from ``logits`` under greedy decoding (the
+        decision at the first token aside): the argmax, the best allowed one under a constraint."""
+        logits = r.penalized(logits)
+        if r.matcher is None:
+            return int(np.argmax(logits))
+        return self._allowed_choice(logits, r.matcher, r.sampler, rng)
+
+    def _lookup(self, r: _Reply) -> list[int]:
+        """Draft tokens for greedy prose: what followed the last tokens where they occur
+        earlier in the prompt or the reply (prompt lookup), up to the first end-of-generation
+        token (the plain path ends there without emitting it) and within the reply's limit."""
+        assert r.lookup is not None
+        found = r.lookup(np.asarray(r.prompt + r.tokens, dtype=np.intc))
+        draft: list[int] = []
+        for t in found[: max(0, r.limit - r.n)].tolist():
+            if t in self._eog_ids:
+                break
+            draft.append(int(t))
+        return draft
 
     def _forced(self, r: _Reply) -> tuple[list[int], bool]:
         """The tokens of the text the constraint fixes next, and whether that text ends the turn."""
@@ -493,27 +531,33 @@ class LlamaBackend:
         self.llm.eval([tok] + draft[:done])  # not the end after all: go on from here
         return False
 
-    def _jump(self, tok: int, draft: list[int], n_trigger: int, r: _Reply, rng: np.random.Generator) -> np.ndarray:
+    def _jump(
+        self, tok: int, draft: list[int], n_trigger: int, r: _Reply, rng: np.random.Generator, *, lookup: bool = False
+    ) -> np.ndarray:
         """Jump-forward: evaluate ``tok`` and the fixed tokens in one batch, then keep each one
-        only if the plain constrained path would have produced it (under greedy decoding, the
-        argmax among the allowed tokens). The first that differs, a different split of the same
-        text, say, is dropped with all after it, so the output is the plain path's, token for
-        token. The first ``n_trigger`` tokens (the call's trigger) are the decision's, kept as
-        they are. Returns the logits after the last token kept."""
-        assert r.matcher is not None
+        only if the plain path would have produced it (under greedy decoding, the argmax, among
+        the allowed tokens under a constraint). The first that differs, a different split of the
+        same text, say, is dropped with all after it, so the output is the plain path's, token
+        for token. The first ``n_trigger`` tokens (the call's trigger) are the decision's, kept
+        as they are. A ``lookup`` draft (greedy only) is checked the same way and counted apart.
+        Returns the logits after the last token kept."""
         rows = self._eval_rows([tok] + draft)
         kept = 0
         for j, ft in enumerate(draft):
-            if r.n >= r.limit or not r.matcher.allows(ft):
+            if r.n >= r.limit or (r.matcher is not None and not r.matcher.allows(ft)):
                 break
-            if j >= n_trigger and r.options.temperature <= 0 and self._allowed_choice(rows[j], r.matcher, 0.0, rng) != ft:
+            if j >= n_trigger and r.sampler.greedy and self._greedy_choice(rows[j], r, rng) != ft:
                 break
             r.emit(ft)
             kept += 1
-            if j >= n_trigger:
+            if j >= n_trigger and not lookup:
                 r.forced += 1
-        if kept < len(draft):
+        if lookup:
+            r.drafted += len(draft)
+            r.draft_kept += kept
+        elif kept < len(draft):
             r.dropped += len(draft) - kept
+        if kept < len(draft):
             self.llm.n_tokens -= len(draft) - kept  # the KV cells past here are dropped on the next eval
         return rows[kept]
 
@@ -521,8 +565,15 @@ class LlamaBackend:
 class _Reply:
     """One reply while it is decoded: its tokens and text so far, and what the decoder counted."""
 
-    def __init__(self, llm: Llama, matcher: FailClosed | None, options: GenerateOptions, limit: int) -> None:
-        self.llm, self.matcher, self.options, self.limit = llm, matcher, options, limit
+    def __init__(
+        self, llm: Llama, matcher: FailClosed | None, options: GenerateOptions, limit: int, prompt: list[int]
+    ) -> None:
+        self.llm, self.matcher, self.options, self.limit, self.prompt = llm, matcher, options, limit, prompt
+        o = options
+        self.sampler = Sampler(o.temperature, o.top_k, o.top_p, o.min_p, o.repeat_penalty)
+        greedy_lookup = o.prompt_lookup and self.sampler.greedy
+        self.lookup = make_drafter() if greedy_lookup else None
+        self.drafted = self.draft_kept = 0  # prompt-lookup tokens drafted, and kept
         self.decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
         self.out: list[str] = []  # the text, piece by piece
         self.tokens: list[int] = []
@@ -536,6 +587,13 @@ class _Reply:
     def n(self) -> int:
         """Tokens emitted so far."""
         return len(self.tokens)
+
+    def penalized(self, logits: np.ndarray) -> np.ndarray:
+        """``logits`` after the repetition penalty over the last tokens of prompt and reply."""
+        s = self.sampler
+        if s.repeat_penalty == 1.0:
+            return logits
+        return s.penalize(logits, (self.prompt[-s.penalty_last_n :] + self.tokens)[-s.penalty_last_n :])
 
     def emit(self, tok: int) -> None:
         """Append ``tok`` to the reply: the grammar advances, its text is streamed."""
@@ -556,6 +614,7 @@ class _Reply:
         if self.finish == "length" and self.n >= room:
             self.finish = "context"
         counted = self.matcher is not None  # the counts of a constrained reply: None without one
+        looked = {"lookup_drafted": self.drafted, "lookup_kept": self.draft_kept} if self.drafted else {}
         return Generation(
             "".join(self.out), self.finish, prompt_tokens, evaluated, self.n, time.monotonic() - t0, self.first,
             error="the context window filled up during the reply" if self.finish == "context" else None,
@@ -563,6 +622,7 @@ class _Reply:
             grammar_rejections=self.rejected if counted else None,
             forced_tokens=self.forced if counted else None,
             forced_dropped=self.dropped if counted else None,  # inserted in vain: the plain path chose otherwise
+            details=looked,
         )
 
 
@@ -598,16 +658,6 @@ def _best_allowed(logits: np.ndarray, matcher: FailClosed, k: int = 48) -> int |
         if matcher.allows(int(tok)):
             return int(tok)
     return None
-
-
-def _choose(logits: np.ndarray, temperature: float, rng: np.random.Generator) -> int:
-    if temperature <= 0:
-        return int(np.argmax(logits))
-    z = logits.astype(np.float64) / temperature
-    z -= z.max()
-    p = np.exp(z)
-    p /= p.sum()
-    return int(rng.choice(len(p), p=p))
 
 
 _CHATML = (

@@ -288,6 +288,7 @@ class ServerBackend:
             "messages": self.request_messages(messages, tools),
             "max_tokens": options.max_tokens,
             "temperature": options.temperature,
+            "top_p": options.top_p,
             "stream": self.stream,
         }
         if self.model:
@@ -304,8 +305,11 @@ class ServerBackend:
                 raise _Failure("llama.cpp's server takes a GBNF grammar, not a regex: use the gbnf engine", "constraint")
             if grammar:
                 body["grammar"] = grammar
-            body["repeat_penalty"] = 1.0  # as in-process (llama-cpp-python's server defaults to 1.1)
-        elif dialect == "vllm" and (grammar or regex):
+            # The rest of the chain as in-process (llama-cpp-python's server's penalty defaults to 1.1).
+            body.update(top_k=options.top_k, min_p=options.min_p, repeat_penalty=options.repeat_penalty)
+        if dialect in ("vllm", "vllm-legacy"):  # vLLM's penalty: on prompt and reply, no window
+            body.update(top_k=options.top_k, min_p=options.min_p, repetition_penalty=options.repeat_penalty)
+        if dialect == "vllm" and (grammar or regex):
             body["structured_outputs"] = {"grammar": grammar} if grammar else {"regex": regex}
         elif dialect == "vllm-legacy" and (grammar or regex):
             body["guided_grammar" if grammar else "guided_regex"] = grammar or regex

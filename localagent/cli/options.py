@@ -14,6 +14,14 @@ MODEL = typer.Option(None, "--model", help="A model id (see `models list`) or a 
 MAX_STEPS = typer.Option(12, "--max-steps", min=1, help="Step limit.")
 TOKEN_BUDGET = typer.Option(None, "--token-budget", min=1, help="Budget on tokens evaluated plus generated.")
 DEADLINE = typer.Option(None, "--deadline", min=0.0, help="Wall-clock limit in seconds.")
+# The sampler chain above --temperature 0 (llama.cpp's defaults and order; greedy ignores it).
+TOP_K = typer.Option(40, "--top-k", min=0, help="Sampling: keep the K most likely tokens (0: all).")
+TOP_P = typer.Option(0.95, "--top-p", min=0.0, max=1.0, help="Sampling: keep the fewest tokens whose probability reaches P (1: all).")
+MIN_P = typer.Option(0.05, "--min-p", min=0.0, max=1.0, help="Sampling: drop tokens below P times the best one's probability (0: none).")
+REPEAT_PENALTY = typer.Option(
+    1.0, "--repeat-penalty", min=0.01,
+    help="Penalise tokens among the last 64 (a logit above 0 divided by it, below 0 multiplied; 1: off). Applies at temperature 0 too.",
+)
 TOOLS = typer.Option(
     None, "--tools",
     help="A Python file of extra tools: @tool functions, or a list TOOLS of (OpenAI-style definition, function) pairs. Tools that do not say irreversible=False need approval.",

@@ -8,7 +8,7 @@ import signal
 import sys
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterator, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Iterator, Mapping, Optional, Sequence
 
 import typer
 
@@ -18,8 +18,8 @@ from ..sanitize import for_terminal, printable
 from ..stops import EXIT_CODES, Limits
 from ..trace import new_trace_path
 from .options import (
-    ALLOW, ALLOW_COMMANDS, API_KEY, BASE_URL, CTX, DEADLINE, MAX_STEPS, MCP, MODEL, N_GPU_LAYERS, ROOT, SERVER_DIALECT,
-    SERVER_TIMEOUT, TOKEN_BUDGET, TOOL_CHOICE, TOOLS, VERBOSE, YES, flag_text,
+    ALLOW, ALLOW_COMMANDS, API_KEY, BASE_URL, CTX, DEADLINE, MAX_STEPS, MCP, MIN_P, MODEL, N_GPU_LAYERS, REPEAT_PENALTY, ROOT,
+    SERVER_DIALECT, SERVER_TIMEOUT, TOKEN_BUDGET, TOOL_CHOICE, TOOLS, TOP_K, TOP_P, VERBOSE, YES, flag_text,
 )
 
 if TYPE_CHECKING:
@@ -133,6 +133,7 @@ def build_agent(
     limits: Limits | None = None,
     temperature: float = 0.0,
     seed: int = 0,
+    sampling: Mapping[str, Any] | None = None,
     constrained: bool = True,
     base_url: str | None = None,
     api_key: str | None = None,
@@ -158,7 +159,8 @@ def build_agent(
     else:
         backend = load_model(model, n_ctx=n_ctx, n_gpu_layers=n_gpu_layers, verbose=verbose, progress=progress)
     config = default_config(
-        limits=limits or Limits(), temperature=temperature, seed=seed, constrained=constrained, tool_choice=tool_choice
+        limits=limits or Limits(), temperature=temperature, seed=seed, constrained=constrained, tool_choice=tool_choice,
+        **(sampling or {}),  # top_k, top_p, min_p, repeat_penalty
     )
     return assemble(backend, setup, config)
 
@@ -216,6 +218,10 @@ def run(
     free: bool = typer.Option(False, "--free", help="Turn the grammar constraint off (for comparison)."),
     temperature: float = typer.Option(0.0, "--temperature", min=0.0, max=2.0),
     seed: int = typer.Option(0, "--seed"),
+    top_k: int = TOP_K,
+    top_p: float = TOP_P,
+    min_p: float = MIN_P,
+    repeat_penalty: float = REPEAT_PENALTY,
     n_ctx: int = CTX,
     n_gpu_layers: int = N_GPU_LAYERS,
     verbose: bool = VERBOSE,
@@ -241,6 +247,7 @@ def run(
             n_ctx=n_ctx, n_gpu_layers=n_gpu_layers, verbose=verbose, progress=not (as_json or quiet),
             limits=Limits(max_steps=max_steps, token_budget=token_budget, deadline_s=deadline),
             temperature=temperature, seed=seed, constrained=not free,
+            sampling={"top_k": top_k, "top_p": top_p, "min_p": min_p, "repeat_penalty": repeat_penalty},
             base_url=base_url, api_key=api_key, server_dialect=server_dialect, server_timeout=server_timeout,
             tool_choice=tool_choice, mcp=mcp or (),
         )
@@ -250,16 +257,21 @@ def run(
     events = Events(on_text=p.text, on_step_start=p.step, on_call=p.call, on_result=p.result, on_notice=p.notice) if live else None
     signal.signal(signal.SIGTERM, _sigterm)
     result = agent.run(task, trace=trace or new_trace_path(), events=events)
+    _print_result(result, as_json=as_json, live=live)
+    raise typer.Exit(EXIT_CODES[result.stop_reason])
+
+
+def _print_result(result: "RunResult", *, as_json: bool, live: bool) -> None:
+    """The run's one JSON object, or its answer on stdout (and, live, the summary on stderr)."""
     if as_json:
         shown = result.to_dict() | {"answer": shown_answer(result), "message": flag_text(result.message)}
         print(json.dumps(shown, ensure_ascii=False))
-    else:
-        if live:
-            print("\n", file=sys.stderr)
-        print(for_terminal(shown_answer(result), sys.stdout))
-        if live:
-            print(summary(result), file=sys.stderr)
-    raise typer.Exit(EXIT_CODES[result.stop_reason])
+        return
+    if live:
+        print("\n", file=sys.stderr)
+    print(for_terminal(shown_answer(result), sys.stdout))
+    if live:
+        print(summary(result), file=sys.stderr)
 
 
 def register(app: typer.Typer) -> None:

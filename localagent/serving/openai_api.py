@@ -58,6 +58,7 @@ class _Body(BaseModel):
     max_tokens: int | None = Field(None, ge=1)
     max_completion_tokens: int | None = Field(None, ge=1)
     temperature: float | None = Field(None, ge=0, le=2)
+    top_p: float | None = Field(None, ge=0, le=1)
     seed: int | None = None
     n: int | None = Field(None, ge=1, le=1)
 
@@ -97,6 +98,8 @@ def parse_request(body: Any, *, default_max_tokens: int = 512) -> ChatRequest:
         seed=b.seed if b.seed is not None else 0,
         parallel_calls=parallel,
     )
+    if b.top_p is not None:
+        config.top_p = b.top_p
     include_usage = bool((b.stream_options or {}).get("include_usage"))
     return ChatRequest(messages, tools, choice, parallel, config, b.stream, include_usage, b.model)
 
