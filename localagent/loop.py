@@ -319,7 +319,8 @@ class Agent:
             if "append" not in props:
                 return None
             schema = _with_enum(schema, "append", [True], required=True)
-        sources = [text for p in read if p not in paths and (text := self._text(p)) is not None and p in self._named(task)]
+        named = set(self._named(task)) if read - set(paths) else set()  # one walk, not one per file read
+        sources = [text for p in read if p not in paths and p in named and (text := self._text(p)) is not None]
         if "content" in props and (choices := policy.content_choices(task, sources)):
             schema = _with_enum(schema, "content", choices)
         arg, path_arg = policy.COPIED_TEXT.get(t.name, ("", ""))
