@@ -102,7 +102,8 @@ class AgentConfig:
     # own words ("What version does this project declare?" -> search "version").
     search_task_words: bool = True
     # A question that asks for something worked out (a sum, the larger number, a word
-    # reversed) calls calculate once what it names is read, and answers from its result.
+    # reversed) calls calculate once what it names is read, and answers from its result;
+    # any other task may not call it (beside other tools).
     calculate_when_asked: bool = True
 
 
@@ -283,6 +284,10 @@ class Agent:
             targets = policy.to_create(task, self.workspace, targets=targets) or targets
             pairs = [(t, self._narrow_write(t, s, targets, read or set(), task) if t.irreversible else s) for t, s in zip(tools, schemas)]
             tools, schemas = [t for t, s in pairs if s is not None], [s for _, s in pairs if s is not None]
+        if self.config.calculate_when_asked and not policy.computes(task) and len(tools) > 1:
+            # Shown calculate for "write a story", the 0.5B model called it with a runaway number.
+            kept = [(t, s) for t, s in zip(tools, schemas) if t.name != "calculate"]
+            tools, schemas = [t for t, _ in kept], [s for _, s in kept]
         if self.config.questions_read_only and policy.asks_only(task):
             kept = [(t, s) for t, s in zip(tools, schemas) if not policy.writes_files(t)]
             tools, schemas = [t for t, _ in kept], [s for _, s in kept]

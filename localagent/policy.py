@@ -124,7 +124,9 @@ def search_again(history: list[Message]) -> set[str] | None:
 def computes(task: str) -> bool:
     """Whether a question asks for something worked out (arithmetic, the larger of numbers,
     a word reversed): then, once what it names is read, the next call is ``calculate``.
-    Asked for the total of 40 and 56 the 0.5B model wrote 92; 'stone' backwards, 'stone'."""
+    Asked for the total of 40 and 56 the 0.5B model wrote 92; 'stone' backwards, 'stone'.
+    "At least"/"at most" ask for nothing: shown calculate for "Write a story, at least
+    five paragraphs", the model called it with a runaway number."""
     return any(rx.search(task) for rx in _OPERATIONS.values()) and not wants_change(task)
 
 
@@ -157,8 +159,8 @@ def expressions(task: str, history: list[Message], limit: int = 6) -> list[str]:
 
 _OPERATIONS = {
     "sum": re.compile(r"\b(total|sum|add up|adds up|plus|altogether|combined)\b|\d\s*\+\s*\d", re.IGNORECASE),
-    "max": re.compile(r"\b(larger|largest|bigger|biggest|greater|greatest|most|higher|highest|maximum)\b", re.IGNORECASE),
-    "min": re.compile(r"\b(smaller|smallest|fewer|fewest|least|lower|lowest|minimum)\b", re.IGNORECASE),
+    "max": re.compile(r"\b(larger|largest|bigger|biggest|greater|greatest|(?<!at )most|higher|highest|maximum)\b", re.IGNORECASE),
+    "min": re.compile(r"\b(smaller|smallest|fewer|fewest|(?<!at )least|lower|lowest|minimum)\b", re.IGNORECASE),
     "difference": re.compile(r"\b(difference|minus|subtract\w*)\b|\d\s*-\s*\d", re.IGNORECASE),
     "product": re.compile(r"\b(times|multiplied|product)\b|\d\s*[*\u00d7]\s*\d", re.IGNORECASE),
     "reverse": re.compile(r"\b(backwards?|reversed?|reverse)\b", re.IGNORECASE),

@@ -418,10 +418,22 @@ def test_an_edit_of_a_settings_line_keeps_its_style(tmp_path: Path, old: str, ne
         ("Spell 'lamp' backwards.", True),
         ("What is the launch code in notes.txt?", False),
         ("Add the line 'total: 4' to notes.txt.", False),  # a change, not a question
+        ("Which file has the fewest lines, at least as counted by wc?", True),
+        ("Write a long story, at least five paragraphs, about a lighthouse keeper.", False),
+        ("Say at most three words about notes.txt.", False),
     ],
 )
 def test_a_question_that_asks_for_something_worked_out(task: str, computes: bool) -> None:
     assert policy.computes(task) is computes
+
+
+def test_only_a_task_that_asks_for_something_worked_out_may_call_calculate(ws: Workspace) -> None:
+    story = "Write a long story, at least five paragraphs, about a lighthouse keeper."
+    agent, fake = _agent(ws, ["Once upon a time.", "It is 42."])
+    agent.run(story)
+    agent.run("What is 17 plus 25?")
+    assert "calculate" not in (fake.options[0].grammar or "x") and "calculate" in (fake.options[1].grammar or "")
+    assert [t["function"]["name"] for t in fake.tools_seen[0]] == [t["function"]["name"] for t in fake.tools_seen[1]]  # the prompt is the same
 
 
 def test_a_sum_is_calculated_after_the_reads_and_answered_from_its_result(ws: Workspace) -> None:
