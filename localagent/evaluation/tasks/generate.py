@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import random
 import re
-from typing import Callable
+from typing import Any, Callable
 
 from .suite import Task
 
@@ -88,9 +88,12 @@ def _misspell(rng: random.Random, stem: str) -> str:
 
 # ── wordings: [dev, test] lists per kind ─────────────────────────────────────────────────
 
-WORDINGS: dict[str, dict[str, list[str]]] = {
+# An entry that is a list holds alternatives for one question (the kinds that pick the
+# question by index); only dev has them, so the test split is generated as before.
+WORDINGS: dict[str, dict[str, list[Any]]] = {
     "fact_in_subfolder": {
-        "dev": ["What is the {topic} in {path}?", "Tell me the {topic} written in {path}."],
+        "dev": ["What is the {topic} in {path}?", "Tell me the {topic} written in {path}.",
+                "{path} has a {topic} in it. What is it?", "Can you check {path} for the {topic}?"],
         "test": ["Look in {path} and tell me the {topic}.", "Which {topic} does {path} give?"],
     },
     "misspelt_path": {
@@ -106,39 +109,62 @@ WORDINGS: dict[str, dict[str, list[str]]] = {
         "test": ["Open {path}: what {topic} does it give?", "I need the {topic} from {path}."],
     },
     "folder_for_file": {
-        "dev": ["What is the {topic} written in the {folder} folder?", "Read {folder} and tell me the {topic}."],
+        "dev": ["What is the {topic} written in the {folder} folder?", "Read {folder} and tell me the {topic}.",
+                "The {topic} is in a file under {folder}. What is it?", "Look through {folder} for the {topic}."],
         "test": ["Somewhere in {folder}/ there is a {topic}. What is it?", "Find the {topic} in the {folder} folder."],
     },
     "combine": {
-        "dev": ["What is the total of {item} in {a} and {b}?", "Which is larger, the {item} in {a} or in {b}? Give the number."],
+        "dev": [
+            ["What is the total of {item} in {a} and {b}?", "How many {item} are there in {a} and {b} together?",
+             "What do the {item} in {a} and {b} add up to?"],
+            ["Which is larger, the {item} in {a} or in {b}? Give the number.",
+             "Which of {a} and {b} has more {item}, and how many?", "What is the highest count of {item}, {a} or {b}?"],
+        ],
         "test": ["Add up the {item} listed in {a} and {b}.", "Between {a} and {b}, what is the biggest number of {item}?"],
     },
     "code": {
-        "dev": ["Which functions does {path} define?", "What does the function {fn} in {path} return?"],
+        "dev": [
+            ["Which functions does {path} define?", "What functions are in {path}?", "Name every function in {path}."],
+            ["What does the function {fn} in {path} return?", "Tell me what {fn} in {path} gives back.",
+             "What value comes back from {fn} in {path}?"],
+        ],
         "test": ["List the functions defined in {path}.", "In {path}, what is the return value of {fn}?"],
     },
     "count": {
-        "dev": ["How many {ext} files are in the {folder} folder?", "How many lines does {path} have?"],
+        "dev": [
+            ["How many {ext} files are in the {folder} folder?", "How many files ending in {ext} does {folder} hold?",
+             "Tell me how many {ext} files {folder}/ has."],
+            ["How many lines does {path} have?", "How long is {path}, in lines?", "Give the line count of {path}."],
+        ],
         "test": ["Count the {ext} files in {folder}/.", "What is the number of lines in {path}?"],
     },
     "declared": {
-        "dev": ["What version does this project declare?", "Which port does this project's server listen on?"],
+        "dev": [
+            ["What version does this project declare?", "What is the version of this project?", "Tell me this project's version."],
+            ["Which port does this project's server listen on?", "What port is configured for the server here?",
+             "Which port does the app in this folder use?"],
+        ],
         "test": ["Which version number is this project at?", "On what port is the service in this folder configured to run?"],
     },
     "missing_file": {
-        "dev": ["What does {path} say? If there is no such file, say so.", "Read {path} and summarise it, or tell me it does not exist."],
+        "dev": ["What does {path} say? If there is no such file, say so.", "Read {path} and summarise it, or tell me it does not exist.",
+                "Is {path} here? Tell me what it says if it is.", "Print the contents of {path}, or say it is missing.",
+                "Does {path} exist? If yes, what does it contain?", "Give me the text of {path} (tell me if there is no such file)."],
         "test": ["Show me what {path} contains; say so if the file is missing.", "Is there a {path}? If so, what is in it?"],
     },
     "search_many": {
-        "dev": ["Which file in {folder} mentions {word}?", "Find the file under {folder} that talks about {word}."],
+        "dev": ["Which file in {folder} mentions {word}?", "Find the file under {folder} that talks about {word}.",
+                "Which of the files under {folder} contains the word {word}?", "In {folder}, which file has {word} in it?",
+                "I am looking for the file in {folder} that says {word}. Which is it?", "Name the file in {folder} where {word} appears."],
         "test": ["One of the files in {folder} refers to {word}. Which one?", "Where in {folder} is {word} mentioned? Name the file."],
     },
     "no_tool": {
-        "dev": ["What is {a} plus {b}?", "Spell the word '{word}' backwards."],
+        "dev": [["What is {a} plus {b}?", "What is {a} added to {b}?"], ["Spell the word '{word}' backwards.", "Reverse the letters of '{word}'."]],
         "test": ["Compute {a} + {b}.", "Write '{word}' in reverse letter order."],
     },
     "edit_create": {
-        "dev": ["Create a file {path} containing the line '{line}'.", "Make a new file {path} with this one line: {line}"],
+        "dev": ["Create a file {path} containing the line '{line}'.", "Make a new file {path} with this one line: {line}",
+                "Save '{line}' in a new file named {path}."],
         "test": ["Write a file called {path} whose only line is: {line}", "Add a new file {path} that says '{line}'."],
     },
     "edit_typo": {
@@ -154,7 +180,8 @@ WORDINGS: dict[str, dict[str, list[str]]] = {
         "test": ["Update {path} so that {key} is {value}.", "In {path}, make the {key} {value}."],
     },
     "edit_append": {
-        "dev": ["Append the line '{line}' to {path}.", "Add '{line}' at the end of {path}."],
+        "dev": ["Append the line '{line}' to {path}.", "Add '{line}' at the end of {path}.",
+                "At the bottom of {path}, add the line '{line}'."],
         "test": ["Put '{line}' as a new last line of {path}.", "Add one more line to {path}: {line}"],
     },
     "edit_copy": {
@@ -170,7 +197,8 @@ WORDINGS: dict[str, dict[str, list[str]]] = {
 
 def _wording(rng: random.Random, kind: str, split: str, choice: int | None = None) -> str:
     options = WORDINGS[kind][split]
-    return options[choice % len(options)] if choice is not None else rng.choice(options)
+    picked = options[choice % len(options)] if choice is not None else rng.choice(options)
+    return rng.choice(picked) if isinstance(picked, list) else picked
 
 
 # ── the kinds ─────────────────────────────────────────────────────────────────────────────
