@@ -4,12 +4,9 @@ own server (its `server` extra) serving the tiny model, started and stopped here
 from __future__ import annotations
 
 import json
-import socket
-import subprocess
-import sys
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +14,7 @@ import pytest
 
 from localagent import Agent, AgentConfig, StopReason
 from localagent.backends.server import Retries, ServerBackend
+from localagent.evaluation.llama_server import LlamaServer, llama_cpp_server
 from localagent.tools.builtin import workspace_tools
 from localagent.loop import Events
 from localagent.prompt import load_prompt
@@ -25,69 +23,26 @@ from localagent.tools.workspace import Workspace
 
 pytestmark = pytest.mark.real
 
-# `python -m llama_cpp.server`, with the model parameters the in-process backend uses:
-# on CPUs with AMX the stock server segfaults at the first decode (see backends/llama.py).
-LAUNCH = """
-import runpy, sys
-from localagent.backends.llama import model_defaults, safe_defaults
-with model_defaults(**safe_defaults()):
-    sys.argv[0] = "llama_cpp.server"
-    runpy.run_module("llama_cpp.server", run_name="__main__", alter_sys=True)
-"""
 N_CTX = 2048
 TINY = "smollm2-135m"
 
 
-@dataclass
-class Served:
-    """A running server: its URL, its process and its log."""
-
-    url: str
-    proc: subprocess.Popen[bytes]
-    log: Path
+class Served(LlamaServer):
+    """The running server, and the backend the tests talk to it with."""
 
     def backend(self, **kw: object) -> ServerBackend:
         return ServerBackend(self.url, n_ctx=N_CTX, timeout=60.0, **kw)  # type: ignore[arg-type]
-
-    def kill(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.kill()
-        self.proc.wait(timeout=30)
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @pytest.fixture
 def server(tmp_path: Path) -> Iterator[Served]:
     """llama-cpp-python's server on the tiny model, on a free port; always stopped."""
-    from localagent.provision import resolve_model
-
-    port, log = _free_port(), tmp_path / "server.log"
-    cmd = [sys.executable, "-c", LAUNCH, "--model", str(resolve_model(TINY, progress=False)),
-           "--host", "127.0.0.1", "--port", str(port), "--n_ctx", str(N_CTX), "--n_threads", "2", "--verbose", "False"]
-    with log.open("wb") as out:
-        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT)
-    served = Served(f"http://127.0.0.1:{port}", proc, log)
-    try:
-        probe = ServerBackend(served.url, timeout=2.0)
-        deadline = time.monotonic() + 120
-        while not probe.probe():
-            if proc.poll() is not None or time.monotonic() > deadline:
-                pytest.fail(f"the server did not start (exit {proc.poll()}): {log.read_text()[-2000:]}")
-            time.sleep(0.2)
-        yield served
-    finally:
-        if proc.poll() is None:
-            proc.terminate()
-            try:
-                proc.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait(timeout=15)
+    with ExitStack() as stack:
+        try:
+            s = stack.enter_context(llama_cpp_server(TINY, n_ctx=N_CTX, log=tmp_path / "server.log", start_s=120))
+        except RuntimeError as e:
+            pytest.fail(str(e))
+        yield Served(s.url, s.proc, s.log)
 
 
 @pytest.fixture
