@@ -240,7 +240,7 @@ class ServerBackend:
         without, the prompt tokens each reports compared. Asked of llama-cpp-python, which
         gives its template ``tools`` and still takes a grammar beside them."""
         tool = {"type": "function", "function": {"name": "probe", "description": "A tool.", "parameters": {"type": "object", "properties": {}}}}
-        counts = []
+        counts: list[int | None] = []
         for extra in ({"tools": [tool]}, {}):
             body = {"messages": [{"role": "user", "content": "Hi."}], "max_tokens": 1, "temperature": 0.0, "stream": False, **extra}
             if self.model:
@@ -251,7 +251,8 @@ class ServerBackend:
                 return False  # our own prompt, which any template carries
             usage = data.get("usage") if isinstance(data, dict) else None
             counts.append(_int(usage.get("prompt_tokens")) if isinstance(usage, dict) else None)
-        return None not in counts and counts[0] > counts[1]  # type: ignore[operator]
+        listed, bare = counts
+        return listed is not None and bare is not None and listed > bare
 
     def _dialect(self) -> str:
         if self.dialect != "auto":
