@@ -473,3 +473,17 @@ def test_the_grammar_files_spell_the_envelope_formats_defines() -> None:
     block = f"{json.dumps(CALL_OPEN + chr(10))} call {json.dumps(chr(10) + CALL_CLOSE)}"
     assert f"call-block ::= {block}" in load_grammar_file("calls")
     assert f"call_block: {block}" in CALLS
+
+
+def test_an_auto_grammar_decided_keeps_its_calls_or_its_prose() -> None:
+    from localagent.constraint.grammar import build_grammar, decided_grammar
+
+    tools = [{"type": "function", "function": {"name": "read_file", "parameters": {"type": "object", "properties": {"path": {"type": "string"}}}}}]
+    for parallel, calls in ((False, "calls-one"), (True, "calls-many")):
+        auto = build_grammar(tools, ToolChoice("auto"), parallel=parallel)
+        call, prose = decided_grammar(auto, "call"), decided_grammar(auto, "prose")
+        assert call is not None and prose is not None
+        assert call.splitlines()[0] == f"root ::= {calls}" and prose.splitlines()[0] == "root ::= prose"
+        assert call.splitlines()[1:] == auto.splitlines()[1:] == prose.splitlines()[1:]
+    assert decided_grammar(build_grammar(tools, ToolChoice("required")), "call") is None
+    assert decided_grammar(build_grammar(tools, ToolChoice("auto"), reason=True), "prose") is None

@@ -523,6 +523,20 @@ def _build_cached(tools_key: tuple[str, ...], choice: ToolChoice, parallel: bool
     return "\n".join(parts) + "\n"
 
 
+_AUTO_ROOT = re.compile(r"root ::= prose \| (calls-one|calls-many)")
+
+
+def decided_grammar(grammar: str, decision: Literal["call", "prose"]) -> str | None:
+    """An auto step's GBNF with call or prose chosen (its root made the calls alone, or the
+    prose alone): how a server, which cannot decide at the first token, is given the
+    decision. None when ``grammar`` is not an auto step's (built here without ``reason``)."""
+    head, sep, rest = grammar.partition("\n")
+    m = _AUTO_ROOT.fullmatch(head)
+    if m is None:
+        return None
+    return f"root ::= {m[1] if decision == 'call' else 'prose'}{sep}{rest}"
+
+
 # -- the same language as a regular expression, for the outlines engine ----------
 
 # outlines-core (0.2.14) loses transitions for a token that spans into an
