@@ -271,15 +271,6 @@ def test_vllm_dialects_carry_the_grammar(stub: Stub, dialect: str, key: str, val
     assert stub.requests[0][key] == value and "grammar" not in stub.requests[0]
 
 
-def test_vllm_takes_the_outlines_regex_and_llama_cpp_refuses_it(stub: Stub) -> None:
-    stub.enqueue(sse("x"))
-    stub.backend(dialect="vllm").generate(MSGS, TOOLS, GenerateOptions(regex="x+"))
-    assert stub.requests[0]["structured_outputs"] == {"regex": "x+"}
-    gen = stub.backend(dialect="llama.cpp").generate(MSGS, TOOLS, GenerateOptions(regex="x+"))
-    assert gen.finish_reason == "error" and gen.info["constraint_error"] and "regex" in (gen.error or "")
-    assert len(stub.requests) == 1  # failed closed, nothing sent
-
-
 @pytest.mark.parametrize("dialect", ["llama.cpp", "vllm", "vllm-legacy"])  # openai: the server's own tools
 def test_no_grammar_dialect_takes_an_llguidance_grammar(stub: Stub, dialect: str) -> None:
     gen = stub.backend(dialect=dialect).generate(MSGS, TOOLS, GenerateOptions(lark='start: "x"'))

@@ -11,9 +11,8 @@ Dialects:
 - ``llama.cpp``: our own prompt (tools described in the system message, results
   as ``<tool_response>`` turns) and the GBNF in ``grammar``; llama.cpp's server
   and llama-cpp-python's.
-- ``vllm``: the same prompt, the GBNF in ``structured_outputs.grammar`` (the
-  regex of the outlines engine in ``structured_outputs.regex``).
-- ``vllm-legacy``: ``guided_grammar`` / ``guided_regex``, for vLLM before 0.12
+- ``vllm``: the same prompt, the GBNF in ``structured_outputs.grammar``.
+- ``vllm-legacy``: ``guided_grammar``, for vLLM before 0.12
   (0.12 dropped them, and newer servers ignore them silently).
 - ``openai``: the tools as ``tools`` with ``tool_choice``; no grammar.
 - ``auto``: ``GET /v1/models`` says who owns the model (``llamacpp``, ``vllm``,
@@ -53,7 +52,7 @@ from .base import Decision, FinishReason, Generation, GenerateOptions
 
 Dialect = Literal["auto", "llama.cpp", "vllm", "vllm-legacy", "openai"]
 DIALECTS: tuple[str, ...] = get_args(Dialect)
-_CONSTRAINT_KEYS = ("grammar", "structured_outputs", "guided_grammar", "guided_regex", "tools")  # what the server was given
+_CONSTRAINT_KEYS = ("grammar", "structured_outputs", "guided_grammar", "tools")  # what the server was given
 _OWNERS = {"llamacpp": "llama.cpp", "me": "llama-cpp-python", "vllm": "vllm"}  # /v1/models owned_by
 TOP_LOGPROBS = 20  # first-token alternatives asked for the call-or-prose decision (vLLM's and OpenAI's most)
 
@@ -335,12 +334,10 @@ class ServerBackend:
             body["seed"] = options.seed
         if self.stream:
             body["stream_options"] = {"include_usage": True}
-        grammar, regex = options.grammar, options.regex
+        grammar = options.grammar
         if options.lark and dialect != "openai":  # no dialect carries one: refused, not sent unconstrained
             raise _Failure("a server takes no llguidance grammar: use the gbnf engine", "constraint")
         if dialect == "llama.cpp":
-            if regex:
-                raise _Failure("llama.cpp's server takes a GBNF grammar, not a regex: use the gbnf engine", "constraint")
             if grammar:
                 body["grammar"] = grammar
             if self.native_tools and tools:
@@ -349,10 +346,10 @@ class ServerBackend:
             body.update(top_k=options.top_k, min_p=options.min_p, repeat_penalty=options.repeat_penalty)
         if dialect in ("vllm", "vllm-legacy"):  # vLLM's penalty: on prompt and reply, no window
             body.update(top_k=options.top_k, min_p=options.min_p, repetition_penalty=options.repeat_penalty)
-        if dialect == "vllm" and (grammar or regex):
-            body["structured_outputs"] = {"grammar": grammar} if grammar else {"regex": regex}
-        elif dialect == "vllm-legacy" and (grammar or regex):
-            body["guided_grammar" if grammar else "guided_regex"] = grammar or regex
+        if dialect == "vllm" and grammar:
+            body["structured_outputs"] = {"grammar": grammar}
+        elif dialect == "vllm-legacy" and grammar:
+            body["guided_grammar"] = grammar
         elif dialect == "openai" and tools:
             choice = options.tool_choice
             body["tools"] = tools

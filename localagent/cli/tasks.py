@@ -25,7 +25,7 @@ def eval_tasks(
     max_steps: Annotated[int, typer.Option("--max-steps", min=1, help="Step limit of each task, as `run --max-steps`.")] = 12,
     n_ctx: Annotated[int, typer.Option("--ctx", min=256, help="Context window in tokens.")] = 8192,
     n_gpu_layers: Annotated[int, typer.Option("--n-gpu-layers", help="Layers to offload to a GPU.")] = 0,
-    engine: Annotated[str, typer.Option("--engine", help="The constraint engine: gbnf (llama.cpp), outlines or llguidance.")] = "gbnf",
+    engine: Annotated[str, typer.Option("--engine", help="The constraint engine: gbnf (llama.cpp) or llguidance.")] = "gbnf",
     base_url: Optional[str] = BASE_URL,
     api_key: Optional[str] = API_KEY,
     server_dialect: str = SERVER_DIALECT,
@@ -40,7 +40,7 @@ def eval_tasks(
     from ..evaluation.tasks.suite import load_tasks
 
     if engine not in ENGINES:
-        raise ConfigError(f"--engine must be gbnf, outlines or llguidance, not {engine!r}")
+        raise ConfigError(f"--engine must be gbnf or llguidance, not {engine!r}")
     if split not in ("dev", "test"):
         raise ConfigError(f"--split must be dev or test, not {split!r}")
     unknown = sorted(set(kind or ()) - set(KINDS))
