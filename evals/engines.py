@@ -1,15 +1,16 @@
-"""The three constraint engines side by side, in one run, on one model's tokenizer.
+"""The constraint engines side by side, in one run, on one model's tokenizer.
 
     python evals/engines.py --model qwen2.5-coder-0.5b   # writes evals/results/engines-<model>.json
 
 Only the tokenizer is loaded (``vocab_only``): nothing here runs the model. For gbnf
-(llama.cpp's grammar), outlines (outlines-core's index) and llguidance it measures:
+(llama.cpp's grammar) and llguidance it measures (outlines-core's index was measured beside
+them until it was removed: its figures are in evals/results/engines-qwen2.5-coder-0.5b.json):
 
 - **build**: the constraint for 1 and for 10 tools (``bench.ten_tools``; tool choice auto, one
   call a turn, as ``run`` asks), cold: the text, then the engine's own compile (llama.cpp's
-  parse, outlines' index over the vocabulary, llguidance's compile), then the first mask;
+  parse, llguidance's compile), then the first mask;
 - **per token**: what the decoder does for each token it keeps: ``allows`` on the sampled
-  token, ``accept``, and the jump-forward look-up (``jump.forced_text`` for gbnf and outlines,
+  token, ``accept``, and the jump-forward look-up (``jump.forced_text`` for gbnf,
   the engine's forced tokens for llguidance), along a call to one of 10 tools and along prose;
 - **mask**: a full mask at each of those positions (what sampling above temperature 0 needs,
   and what the decoder falls back to when the sampled token is refused);
@@ -21,7 +22,7 @@ Only the tokenizer is loaded (``vocab_only``): nothing here runs the model. For 
 - **coverage**: every tool schema in evals/*.jsonl, the built-in tools and a set of probes
   (patterns, bounds, formats, numbers, unions): whether the engine builds the constraint, what
   it is not given (``left_to_validator``: what ``grammar.engine_safe`` drops or rewrites for
-  gbnf and outlines, the patterns llguidance cannot compile), and, over random walks (tokens
+  gbnf, the patterns llguidance cannot compile), and, over random walks (tokens
   drawn at random among those the engine allows, then closing the call), whether each call it
   allowed validates against the schema as written (jsonschema with the schema's draft's
   format checks, plus our own for time, date-time, uri and hostname; the built-in tools' own
@@ -51,7 +52,7 @@ from localagent.formats import parse, render_call
 from localagent.constraint.grammar import Constraint, ToolChoice, build_constraint, engine_safe
 from localagent.constraint.jump import forced_text
 
-ENGINES = ("gbnf", "outlines", "llguidance")
+ENGINES = ("gbnf", "llguidance")
 EVALS = Path(__file__).parent
 CALL_TEN = render_call("tool_3", {"path": "src/main.py", "mode": "fast", "count": 3, "ratio": 0.5,
                                   "tags": ["a", "b"], "opts": {"dry_run": True, "label": "x"}})
@@ -115,12 +116,6 @@ class Engines:
         self.tok = tokenizer(self.pieces, self.llm.token_eos(), self.encode)
         self.prep_s["llguidance"] = time.perf_counter() - t0
         self.eog, self.eos = set(eog), self.llm.token_eos()
-        t0 = time.perf_counter()
-        self.token_bytes: dict[bytes, list[int]] = {}
-        for i, p in enumerate(self.pieces):
-            if i not in self.eog and p:
-                self.token_bytes.setdefault(p.removeprefix(b"\xff") if p.startswith(b"\xff") else p, []).append(i)
-        self.prep_s["outlines"] = time.perf_counter() - t0
 
     def encode(self, text: bytes) -> list[int]:
         return list(self.llm.tokenize(text, add_bos=False, special=True))
@@ -133,11 +128,7 @@ class Engines:
 
     def compile(self, engine: str, c: Constraint) -> Any:
         """What each reply's matcher starts from: the text (llama.cpp parses it per reply), the
-        outlines index, the llguidance start matcher."""
-        if engine == "outlines":
-            from localagent.constraint.outlines_engine import build_index
-
-            return build_index(c.text, self.token_bytes, self.eos)
+        llguidance start matcher."""
         if engine == "llguidance":
             from localagent.constraint.llguidance_engine import start_matcher
 
@@ -147,12 +138,9 @@ class Engines:
     def matcher(self, engine: str, compiled: Any) -> FailClosed:
         from localagent.constraint.llama_grammar import GrammarMatcher
         from localagent.constraint.llguidance_engine import LLGuidanceMatcher
-        from localagent.constraint.outlines_engine import OutlinesMatcher
 
         if engine == "gbnf":
             return FailClosed(GrammarMatcher(self.vocab, self.n, compiled))
-        if engine == "outlines":
-            return FailClosed(OutlinesMatcher(compiled, self.eog))
         return FailClosed(LLGuidanceMatcher(compiled, self.eog, self.n))
 
     def jump_tokens(self, m: FailClosed, c: Constraint, emitted: list[int]) -> list[int]:
@@ -172,7 +160,6 @@ def _clear_caches() -> None:
     from localagent.constraint import llguidance_engine
 
     grammar._build_cached.cache_clear()
-    grammar._regex_cached.cache_clear()
     llguidance_engine._lark_cached.cache_clear()
 
 
@@ -192,7 +179,7 @@ def build_times(e: Engines, engine: str, repeats: int) -> dict[str, Any]:
     logits = np.zeros(e.n, dtype=np.float32)
     for label, tools in (("1_tool", ten_tools()[:1]), ("10_tools", ten_tools())):
         best: dict[str, float] = {}
-        for _ in range(1 if engine == "outlines" else repeats):  # an outlines index takes seconds
+        for _ in range(repeats):
             _clear_caches()
             text_ms, c = _ms(lambda: e.constraint(engine, tools, ToolChoice("auto")))
             compile_ms, compiled = _ms(lambda: e.compile(engine, c))
@@ -364,13 +351,13 @@ def _schema_error(schema: dict[str, Any], args: Any) -> str | None:
 
 
 def _left_to_validator(engine: str, schema: dict[str, Any]) -> list[str]:
-    """The keywords the engine is not given (gbnf, outlines: ``engine_safe``'s drops and
+    """The keywords the engine is not given (gbnf: ``engine_safe``'s drops and
     rewrites) or does not implement (llguidance: dropped patterns, its own warnings)."""
     if engine == "llguidance":
         from localagent.constraint.llguidance_engine import engine_ready
 
         return sorted(set(_diff(schema, engine_ready(schema))) - {"additionalProperties"})
-    return sorted(set(_diff(schema, engine_safe(schema, engine))))  # type: ignore[arg-type]
+    return sorted(set(_diff(schema, engine_safe(schema))))
 
 
 def _diff(a: Any, b: Any) -> Iterator[str]:
@@ -476,7 +463,7 @@ def main() -> None:
     ap.add_argument("--engines", default=",".join(ENGINES), help="comma-separated, of " + ", ".join(ENGINES))
     ap.add_argument("--walks", type=int, default=20, help="random walks per schema and engine")
     ap.add_argument("--explore", type=int, default=32, help="tokens drawn at random before a walk closes the call")
-    ap.add_argument("--repeats", type=int, default=5, help="cold builds per figure (best kept; outlines: 1)")
+    ap.add_argument("--repeats", type=int, default=5, help="cold builds per figure (best kept)")
     ap.add_argument("--rounds", type=int, default=3, help="passes over the call and the prose for per-token figures")
     ap.add_argument("--out", type=Path, default=None, help="default: evals/results/engines-<model>.json")
     args = ap.parse_args()
@@ -493,7 +480,7 @@ def main() -> None:
         result[engine] = {
             "build": build_times(e, engine, args.repeats),
             "per_token": per_token(e, engine, args.rounds),
-            "jump_forward": jump_forward(e, engine, cases) if engine != "outlines" else "as gbnf (jump.py reads the text)",
+            "jump_forward": jump_forward(e, engine, cases),
             "coverage": coverage(e, engine, args.walks, args.explore),
         }
         result[engine]["seconds"] = round(time.perf_counter() - t0, 1)

@@ -36,7 +36,6 @@ def decoding_options(
         repeat_penalty=config.repeat_penalty,
         prompt_lookup=config.prompt_lookup,
         grammar=constraint.text if constraint and constraint.engine == "gbnf" else None,
-        regex=constraint.text if constraint and constraint.engine == "outlines" else None,
         lark=constraint.text if constraint and constraint.engine == "llguidance" else None,
         on_text=on_text,
         call_threshold=threshold,

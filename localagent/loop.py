@@ -48,7 +48,7 @@ class AgentConfig:
     # CPUs (0.41x and 0.71x tokens/s on answers that quote a result; evals/README.md, Speed).
     prompt_lookup: bool = False
     constrained: bool = True
-    engine: Engine = "gbnf"  # or "outlines", "llguidance"; see the README for the measured choice
+    engine: Engine = "gbnf"  # or "llguidance"; see the README for the measured choice
     jump_forward: bool = True  # insert the tokens the constraint fixes without sampling
     tool_choice: str = "auto"
     parallel_calls: bool = False  # measured: the 0.5B model repeats itself when allowed several

@@ -4,7 +4,7 @@ constraint refuses, fail closed, and the length and context limits.
 
 The scripted model wants to write one text: at each step the token that continues it
 (longest first) gets the highest logit, the end token once it is written. The constraint
-is the outlines engine over the same vocabulary, built from a real tool's schema."""
+is the llguidance engine over the same vocabulary, built from a real tool's schema."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from localagent.backends.base import GenerateOptions, Generation
 from localagent.backends.llama import LlamaBackend
 from localagent.constraint.grammar import ToolChoice, build_constraint
 from localagent.constraint.llama_grammar import FailClosed
-from localagent.constraint.outlines_engine import OutlinesMatcher, build_index
+from localagent.constraint.llguidance_engine import SPECIAL, LLGuidanceMatcher, start_matcher, tokenizer
 from localagent.decoding import decoding_options
 from localagent.formats import CALL_OPEN
 from localagent.loop import AgentConfig
@@ -93,7 +93,7 @@ def backend(target: str, n_ctx: int = 4096) -> Any:
     b: Any = LlamaBackend.__new__(LlamaBackend)
     b.llm = llm = ScriptedLlm(target, n_ctx)
     b.progress, b.n_vocab, b.context_size = False, len(PIECES), n_ctx
-    b._eog_ids, b._structured, b._indexes = {0}, None, {}
+    b._eog_ids, b._structured = {0}, None
     b._trigger = b.tokenize(CALL_OPEN)
     b._logits = lambda: llm.logits_after(list(llm.input_ids[: llm.n_tokens]))
 
@@ -107,14 +107,15 @@ def backend(target: str, n_ctx: int = 4096) -> Any:
 
 
 def options(**kw: Any) -> GenerateOptions:
-    """The options ``run`` would use for one step with read_file (outlines engine)."""
-    constraint = build_constraint([READ_FILE], ToolChoice(), engine="outlines")
-    return decoding_options(AgentConfig(engine="outlines", **kw), constraint, threshold=0.5, choice=ToolChoice())
+    """The options ``run`` would use for one step with read_file (llguidance engine)."""
+    constraint = build_constraint([READ_FILE], ToolChoice(), engine="llguidance")
+    return decoding_options(AgentConfig(engine="llguidance", **kw), constraint, threshold=0.5, choice=ToolChoice())
 
 
 def matcher(b: Any, opts: GenerateOptions) -> FailClosed:
-    assert opts.regex is not None
-    return FailClosed(OutlinesMatcher(build_index(opts.regex, b._token_bytes(), 0), b._eog_ids))
+    assert opts.lark is not None
+    tok = tokenizer([SPECIAL + PIECES[0]] + PIECES[1:], 0, lambda text: b.llm.tokenize(text))
+    return FailClosed(LLGuidanceMatcher(start_matcher(tok, opts.lark), b._eog_ids, len(PIECES)))
 
 
 def decode(b: Any, opts: GenerateOptions, m: Any = None, room: int = 1000, prompt: str | None = None) -> Generation:

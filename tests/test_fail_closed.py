@@ -22,7 +22,6 @@ import pytest
 from localagent.backends.base import Generation
 from localagent.backends.fake import FakeBackend, call_text
 from localagent.constraint.llama_grammar import FailClosed, GrammarMatcher
-from localagent.constraint.outlines_engine import OutlinesMatcher, build_index
 from localagent.constraint.grammar import ToolChoice, build_constraint
 from localagent.stops import EXIT_CODES, Limits, StopReason
 from localagent.tools import tool
@@ -132,68 +131,6 @@ def test_a_gbnf_engine_error_mid_reply_leaves_nothing_allowed(vocab: Any, native
     m.close()
 
 
-class _Index:
-    """An outlines-core index stand-in that works, then raises on every call."""
-
-    def __init__(self, real: Any, fail_after: int):
-        self.real, self.calls, self.fail_after = real, 0, fail_after
-
-    def __getattr__(self, name: str) -> Any:
-        def call(*args: Any) -> Any:
-            self.calls += 1
-            if self.calls > self.fail_after:
-                raise ValueError("index corrupted")
-            return getattr(self.real, name)(*args)
-
-        return call
-
-
-def _outlines_index(vocab: Any) -> Any:
-    import llama_cpp
-
-    v = llama_cpp.llama_model_get_vocab(vocab.model)
-    token_bytes: dict[bytes, list[int]] = {}
-    for i in range(vocab.n_vocab()):
-        if not llama_cpp.llama_vocab_is_eog(v, i) and (b := vocab.detokenize([i], special=True)):
-            token_bytes.setdefault(b, []).append(i)
-    c = build_constraint(TOOLS, ToolChoice("required"), engine="outlines")
-    return build_index(c.text, token_bytes, vocab.token_eos())
-
-
-@pytest.fixture(scope="module")
-def outlines_index(vocab: Any) -> Any:
-    return _outlines_index(vocab)
-
-
-@pytest.mark.parametrize("step", ["allows", "accept", "mask"])
-def test_an_outlines_index_error_mid_reply_leaves_nothing_allowed(vocab: Any, outlines_index: Any, step: str) -> None:
-    index = _Index(outlines_index, fail_after=10**9)
-    m = OutlinesMatcher(index, {vocab.token_eos()})
-    toks = _tokens(vocab, CALL)
-    for t in toks[:3]:
-        assert m.allows(t)
-        m.accept(t)
-    index.fail_after = index.calls  # every call from here raises
-    if step == "allows":
-        assert not m.allows(toks[3])
-    elif step == "accept":
-        m.accept(toks[3])
-    else:
-        assert np.isneginf(m.mask(np.zeros(vocab.n_vocab(), dtype=np.float32))).all()
-    assert "ValueError: index corrupted" in (m.error or "")
-    index.fail_after = 10**9  # working again; the matcher stays failed
-    _is_dead(m, vocab)
-
-
-def test_outlines_accepting_a_rejected_token_fails_closed(vocab: Any, outlines_index: Any) -> None:
-    m = OutlinesMatcher(outlines_index, {vocab.token_eos()})
-    tok = _tokens(vocab, "hello")[0]
-    assert not m.allows(tok)
-    m.accept(tok)
-    assert "does not allow it" in (m.error or "")
-    _is_dead(m, vocab)
-
-
 class _Raising:
     """A matcher whose every operation raises from its ``n``-th call on."""
 
@@ -264,7 +201,7 @@ def test_a_named_tool_that_does_not_exist_stops_before_the_model_runs(tmp_path: 
     assert fake.requests == []
 
 
-@pytest.mark.parametrize("engine", ["gbnf", "outlines"])
+@pytest.mark.parametrize("engine", ["gbnf", "llguidance"])
 def test_a_schema_no_grammar_can_be_built_for_stops_the_step(tmp_path: Path, engine: str) -> None:
     broken = dataclasses.replace(lookup, parameters={"type": "object", "properties": {"key": {"type": "frobnicate"}}})
     result, trace, fake = run(tmp_path, [call_text("lookup", key="k"), "ok"], tools=[add, broken], engine=engine)

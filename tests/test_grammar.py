@@ -1,15 +1,9 @@
-"""Generated constraints against strings they must and must not accept, on both engines.
+"""Generated GBNF constraints against strings they must and must not accept.
 
-The strings are checked by the engines themselves (llama.cpp's grammar sampler,
-outlines-core's index), token by token, with only the tokenizer of the default
-model loaded (``vocab_only``: no weights, no inference), so what passes here is
-exactly what the decoder will allow. outlines is checked with the tiny model's
-vocabulary (49,152 tokens): its index takes seconds to build over the default
-model's 151,936, which is measured by the benchmark, not here.
-
-outlines-core 0.2.14 loses transitions for a token that spans into an optional
-group after a repetition, so under that engine prose cannot contain '<', '`'
-or '{' and a turn holds one call; the tests say so where the engines differ.
+The strings are checked by llama.cpp's grammar sampler itself, token by token, with
+only the tokenizer of the default model loaded (``vocab_only``: no weights, no
+inference), so what passes here is exactly what the decoder will allow. The llguidance
+engine's own strings: tests/test_llguidance_engine.py.
 """
 
 from __future__ import annotations
@@ -80,66 +74,22 @@ def qwen_vocab() -> Any:
     return _load_vocab("qwen2.5-coder-0.5b")
 
 
-@pytest.fixture(scope="session")
-def smol_vocab() -> Any:
-    return _load_vocab("smollm2-135m")
-
-
-def _token_bytes(vocab: Any) -> dict[bytes, list[int]]:
-    import llama_cpp
-
-    v = llama_cpp.llama_model_get_vocab(vocab.model)
-    out: dict[bytes, list[int]] = {}
-    for i in range(vocab.n_vocab()):
-        if not llama_cpp.llama_vocab_is_eog(v, i) and (b := vocab.detokenize([i], special=True)):
-            out.setdefault(b, []).append(i)
-    return out
-
-
-_BYTES: dict[int, dict[bytes, list[int]]] = {}
-
-
 @pytest.fixture
-def vocab(engine: str, request: pytest.FixtureRequest) -> Any:
-    return request.getfixturevalue("qwen_vocab" if engine == "gbnf" else "smol_vocab")
+def vocab(qwen_vocab: Any) -> Any:
+    return qwen_vocab
 
 
-@pytest.fixture
-def token_bytes(vocab: Any, engine: str) -> dict[bytes, list[int]] | None:
-    if engine == "gbnf":
-        return None
-    if id(vocab) not in _BYTES:
-        _BYTES[id(vocab)] = _token_bytes(vocab)
-    return _BYTES[id(vocab)]
+def build(tools: list[dict[str, Any]], choice: ToolChoice = ToolChoice(), **kw: Any) -> Constraint:
+    return build_constraint(tools, choice, engine="gbnf", **kw)
 
 
-_INDEXES: dict[str, Any] = {}
-
-
-@pytest.fixture(params=["gbnf", "outlines"])
-def engine(request: pytest.FixtureRequest) -> str:
-    return str(request.param)
-
-
-def build(engine: str, tools: list[dict[str, Any]], choice: ToolChoice = ToolChoice(), **kw: Any) -> Constraint:
-    return build_constraint(tools, choice, engine=engine, **kw)  # type: ignore[arg-type]
-
-
-def accepts(vocab: Any, c: Constraint, text: str, token_bytes: dict[bytes, list[int]] | None = None) -> bool:
+def accepts(vocab: Any, c: Constraint, text: str) -> bool:
     """Whether the constraint accepts ``text`` in full, then allows end of sequence."""
     import llama_cpp
 
     from localagent.constraint.llama_grammar import GrammarMatcher
-    from localagent.constraint.outlines_engine import OutlinesMatcher, build_index
 
-    v = llama_cpp.llama_model_get_vocab(vocab.model)
-    if c.engine == "gbnf":
-        m: Any = GrammarMatcher(v, vocab.n_vocab(), c.text)
-    else:
-        assert token_bytes is not None
-        if c.text not in _INDEXES:
-            _INDEXES[c.text] = build_index(c.text, token_bytes, vocab.token_eos())
-        m = OutlinesMatcher(_INDEXES[c.text], {vocab.token_eos()})
+    m = GrammarMatcher(llama_cpp.llama_model_get_vocab(vocab.model), vocab.n_vocab(), c.text)
     try:
         for tok in vocab.tokenize(text.encode(), add_bos=False, special=True):
             if not m.allows(tok):
@@ -174,8 +124,10 @@ BAD_CALLS = [
     ' <tool_call>\n{"name": "read_file", "arguments": {"path": "a"}}\n</tool_call>',  # leading space
     "",  # nothing at all
 ]
-PROSE = ["The answer is 4.", "Paris.", "It is 4 lines long, and it says: hello, world."]
-PROSE_GBNF_ONLY = ["It says: hello <b>world</b>.", "Use `ls` to list files.", "A dict like {1: 2}."]
+PROSE = [
+    "The answer is 4.", "Paris.", "It is 4 lines long, and it says: hello, world.",
+    "It says: hello <b>world</b>.", "Use `ls` to list files.", "A dict like {1: 2}.",  # tags, backticks, braces
+]
 BAD_PROSE = [
     "Sure! <tool_call>\n" + call("read_file", {"path": "a"}),
     "Here it is: ```json\n{}\n```",
@@ -186,83 +138,76 @@ BAD_PROSE = [
 
 
 @pytest.mark.parametrize("text", GOOD_CALLS)
-def test_auto_accepts_well_formed_calls(vocab: Any, token_bytes: Any, engine: str, text: str) -> None:
-    assert accepts(vocab, build(engine, TOOLS), text, token_bytes)
+def test_auto_accepts_well_formed_calls(vocab: Any, text: str) -> None:
+    assert accepts(vocab, build(TOOLS), text)
 
 
 @pytest.mark.parametrize("text", BAD_CALLS)
-def test_auto_rejects_malformed_calls(vocab: Any, token_bytes: Any, engine: str, text: str) -> None:
-    assert not accepts(vocab, build(engine, TOOLS), text, token_bytes)
+def test_auto_rejects_malformed_calls(vocab: Any, text: str) -> None:
+    assert not accepts(vocab, build(TOOLS), text)
 
 
 @pytest.mark.parametrize("text", PROSE)
-def test_auto_accepts_prose(vocab: Any, token_bytes: Any, engine: str, text: str) -> None:
-    assert accepts(vocab, build(engine, TOOLS), text, token_bytes)
-
-
-@pytest.mark.parametrize("text", PROSE_GBNF_ONLY)
-def test_prose_with_tags_and_backticks(vocab: Any, token_bytes: Any, engine: str, text: str) -> None:
-    assert accepts(vocab, build(engine, TOOLS), text, token_bytes) == (engine == "gbnf")
+def test_auto_accepts_prose(vocab: Any, text: str) -> None:
+    assert accepts(vocab, build(TOOLS), text)
 
 
 @pytest.mark.parametrize("text", BAD_PROSE)
-def test_prose_cannot_open_a_call_in_disguise(vocab: Any, token_bytes: Any, engine: str, text: str) -> None:
-    assert not accepts(vocab, build(engine, TOOLS), text, token_bytes)
+def test_prose_cannot_open_a_call_in_disguise(vocab: Any, text: str) -> None:
+    assert not accepts(vocab, build(TOOLS), text)
 
 
-def test_tool_choice_is_enforced(vocab: Any, token_bytes: Any, engine: str) -> None:
+def test_tool_choice_is_enforced(vocab: Any) -> None:
     a_call, prose = GOOD_CALLS[0], PROSE[0]
-    required = build(engine, TOOLS, ToolChoice("required"))
-    assert accepts(vocab, required, a_call, token_bytes) and not accepts(vocab, required, prose, token_bytes)
-    none = build(engine, TOOLS, ToolChoice("none"))
-    assert accepts(vocab, none, prose, token_bytes) and not accepts(vocab, none, a_call, token_bytes)
-    named = build(engine, TOOLS, ToolChoice.parse("convert"))
-    assert accepts(vocab, named, GOOD_CALLS[3], token_bytes) and not accepts(vocab, named, a_call, token_bytes)
-    assert not accepts(vocab, named, prose, token_bytes)
+    required = build(TOOLS, ToolChoice("required"))
+    assert accepts(vocab, required, a_call) and not accepts(vocab, required, prose)
+    none = build(TOOLS, ToolChoice("none"))
+    assert accepts(vocab, none, prose) and not accepts(vocab, none, a_call)
+    named = build(TOOLS, ToolChoice.parse("convert"))
+    assert accepts(vocab, named, GOOD_CALLS[3]) and not accepts(vocab, named, a_call)
+    assert not accepts(vocab, named, prose)
 
 
-def test_parallel_calls_can_be_switched_off(vocab: Any, token_bytes: Any, engine: str) -> None:
+def test_parallel_calls_can_be_switched_off(vocab: Any) -> None:
     two = GOOD_CALLS[0] + "\n" + GOOD_CALLS[3]
-    # outlines: one call a turn whatever the setting (see the module docstring).
-    assert accepts(vocab, build(engine, TOOLS, parallel=True), two, token_bytes) == (engine == "gbnf")
-    assert not accepts(vocab, build(engine, TOOLS, parallel=False), two, token_bytes)
-    assert accepts(vocab, build(engine, TOOLS, parallel=False), GOOD_CALLS[0], token_bytes)
+    assert accepts(vocab, build(TOOLS, parallel=True), two)
+    assert not accepts(vocab, build(TOOLS, parallel=False), two)
+    assert accepts(vocab, build(TOOLS, parallel=False), GOOD_CALLS[0])
     five = "\n".join([GOOD_CALLS[0]] * 5)
-    assert not accepts(vocab, build(engine, TOOLS, parallel=True), five, token_bytes), "at most four calls a turn"
+    assert not accepts(vocab, build(TOOLS, parallel=True), five), "at most four calls a turn"
 
 
-def test_reason_option_puts_one_sentence_before_the_call(vocab: Any, token_bytes: Any, engine: str) -> None:
-    g = build(engine, TOOLS, ToolChoice("required"), reason=True)
-    assert accepts(vocab, g, "I need the file first.\n" + GOOD_CALLS[0], token_bytes)
-    assert not accepts(vocab, g, GOOD_CALLS[0], token_bytes)
-    assert not accepts(vocab, g, "One.\nTwo.\n" + GOOD_CALLS[0], token_bytes)
+def test_reason_option_puts_one_sentence_before_the_call(vocab: Any) -> None:
+    g = build(TOOLS, ToolChoice("required"), reason=True)
+    assert accepts(vocab, g, "I need the file first.\n" + GOOD_CALLS[0])
+    assert not accepts(vocab, g, GOOD_CALLS[0])
+    assert not accepts(vocab, g, "One.\nTwo.\n" + GOOD_CALLS[0])
 
 
-def test_enum_narrowed_paths(vocab: Any, token_bytes: Any, engine: str) -> None:
+def test_enum_narrowed_paths(vocab: Any) -> None:
     live = json.loads(json.dumps(READ))
     live["function"]["parameters"]["properties"]["path"] = {"enum": ["src/main.py", "notes.txt"]}
-    g = build(engine, [live])
-    assert accepts(vocab, g, call("read_file", {"path": "notes.txt"}), token_bytes)
-    assert not accepts(vocab, g, call("read_file", {"path": "src/mian.py"}), token_bytes)
+    g = build([live])
+    assert accepts(vocab, g, call("read_file", {"path": "notes.txt"}))
+    assert not accepts(vocab, g, call("read_file", {"path": "src/mian.py"}))
 
 
-def test_enum_values_with_quotes_and_backslashes(vocab: Any, token_bytes: Any, engine: str) -> None:
+def test_enum_values_with_quotes_and_backslashes(vocab: Any) -> None:
     # llama-cpp-python's converter left backslashes unescaped: 'name = "x"' broke the grammar.
     live = json.loads(json.dumps(READ))
     values = ['name = "tidepool"', "C:\\temp\\a.txt", 'say "hi"\\n']
     live["function"]["parameters"]["properties"]["path"] = {"enum": values}
-    g = build(engine, [live])
+    g = build([live])
     for v in values:
-        assert accepts(vocab, g, call("read_file", {"path": v}), token_bytes)
-    assert not accepts(vocab, g, call("read_file", {"path": "name = "}), token_bytes)
+        assert accepts(vocab, g, call("read_file", {"path": v}))
+    assert not accepts(vocab, g, call("read_file", {"path": "name = "}))
 
 
-@pytest.mark.parametrize("engine", ["gbnf", "outlines"])
-def test_unknown_named_tool_fails_closed(engine: str) -> None:
+def test_unknown_named_tool_fails_closed() -> None:
     with pytest.raises(ConstraintError, match="not a tool"):
-        build(engine, TOOLS, ToolChoice.parse("nope"))
+        build(TOOLS, ToolChoice.parse("nope"))
     with pytest.raises(ConstraintError, match="no tools"):
-        build(engine, [], ToolChoice("required"))
+        build([], ToolChoice("required"))
 
 
 def test_unparseable_grammar_fails_closed(vocab: Any) -> None:
@@ -281,10 +226,10 @@ def test_grammar_is_built_once_and_fast() -> None:
         t["function"]["name"] = f"tool_{i}"
         tools.append(t)
     t0 = time.perf_counter()
-    g1 = build("gbnf", tools).text
+    g1 = build(tools).text
     first_ms = (time.perf_counter() - t0) * 1000
     t0 = time.perf_counter()
-    g2 = build("gbnf", tools).text
+    g2 = build(tools).text
     cached_ms = (time.perf_counter() - t0) * 1000
     assert g1 == g2 and cached_ms < first_ms
     assert first_ms < 200  # generous for a loaded CI machine; the bench reports the real figure
@@ -292,7 +237,7 @@ def test_grammar_is_built_once_and_fast() -> None:
         assert f'\\"tool_{i}\\"' in g1
 
 
-def test_large_bounds_are_left_to_the_validator(vocab: Any, token_bytes: Any, engine: str) -> None:
+def test_large_bounds_are_left_to_the_validator(vocab: Any) -> None:
     # A maxLength of 500 once crashed llama.cpp's grammar parser (stack overflow).
     big = {
         "type": "function",
@@ -307,9 +252,9 @@ def test_large_bounds_are_left_to_the_validator(vocab: Any, token_bytes: Any, en
             },
         },
     }
-    c = build(engine, [big], ToolChoice("required"))
-    assert accepts(vocab, c, call("note", {"text": "x" * 80, "tag": "abc"}), token_bytes)
-    assert not accepts(vocab, c, call("note", {"text": "x", "tag": "abcd"}), token_bytes)
+    c = build([big], ToolChoice("required"))
+    assert accepts(vocab, c, call("note", {"text": "x" * 80, "tag": "abc"}))
+    assert not accepts(vocab, c, call("note", {"text": "x", "tag": "abcd"}))
 
 
 # -- strings are always JSON; formats and patterns where the engine has a safe rule ---------
@@ -337,23 +282,23 @@ RAW_CONTROL = ["line one\nline two", "a\tb", "bell\x07"]
 
 
 @pytest.mark.parametrize("schema", [{"type": "string"}, {"type": "string", "maxLength": 20}, {"type": "string", "pattern": "^.+$"}])
-def test_strings_cannot_hold_raw_control_characters(vocab: Any, token_bytes: Any, engine: str, schema: dict[str, Any]) -> None:
+def test_strings_cannot_hold_raw_control_characters(vocab: Any, schema: dict[str, Any]) -> None:
     # llama-cpp-python's converter allowed them ([^"\\]): a raw newline in an argument
     # made a call that is not JSON, under the constraint.
-    c = build(engine, _one(schema), ToolChoice("required"))
+    c = build(_one(schema), ToolChoice("required"))
     for x in RAW_CONTROL:
-        assert not _is_json(x) and not accepts(vocab, c, _arg(x), token_bytes), repr(x)
+        assert not _is_json(x) and not accepts(vocab, c, _arg(x)), repr(x)
     if "pattern" in schema:  # a patterned string is written without escapes ('.' is no newline anyway)
-        assert accepts(vocab, c, _arg("line one"), token_bytes)
+        assert accepts(vocab, c, _arg("line one"))
     else:
-        assert accepts(vocab, c, _arg("line one\\nline two"), token_bytes)  # the escaped form
+        assert accepts(vocab, c, _arg("line one\\nline two"))  # the escaped form
 
 
-def test_free_form_object_values_are_json_too(vocab: Any, token_bytes: Any, engine: str) -> None:
-    c = build(engine, _one({"type": "object"}), ToolChoice("required"))
+def test_free_form_object_values_are_json_too(vocab: Any) -> None:
+    c = build(_one({"type": "object"}), ToolChoice("required"))
     ok = '<tool_call>\n{"name": "f", "arguments": {"x": {"k": "v\\n"}}}\n</tool_call>'
     bad = '<tool_call>\n{"name": "f", "arguments": {"x": {"k": "v\n"}}}\n</tool_call>'
-    assert accepts(vocab, c, ok, token_bytes) and not accepts(vocab, c, bad, token_bytes)
+    assert accepts(vocab, c, ok) and not accepts(vocab, c, bad)
 
 
 FORMATS = {  # format: (values that must be accepted, values that must not)
@@ -365,26 +310,25 @@ FORMATS = {  # format: (values that must be accepted, values that must not)
 
 
 @pytest.mark.parametrize("fmt", sorted(FORMATS))
-def test_string_formats_the_engine_has_a_rule_for(vocab: Any, token_bytes: Any, engine: str, fmt: str) -> None:
+def test_string_formats_the_engine_has_a_rule_for(vocab: Any, fmt: str) -> None:
     from localagent.constraint.grammar import GRAMMAR_FORMATS
 
     good, bad = FORMATS[fmt]
-    c = build(engine, _one({"type": "string", "format": fmt}), ToolChoice("required"))
+    c = build(_one({"type": "string", "format": fmt}), ToolChoice("required"))
     for x in good:
-        assert accepts(vocab, c, _arg(x), token_bytes), x
-    enforced = fmt in GRAMMAR_FORMATS[engine]  # outlines-core's time regex can write a raw backslash
+        assert accepts(vocab, c, _arg(x)), x
+    enforced = fmt in GRAMMAR_FORMATS
     for x in bad:
-        assert accepts(vocab, c, _arg(x), token_bytes) != enforced, x
+        assert accepts(vocab, c, _arg(x)) != enforced, x
 
 
 @pytest.mark.parametrize("fmt", ["email", "uri", "hostname", "ipv4"])
-def test_other_formats_fall_back_to_a_plain_string(vocab: Any, token_bytes: Any, engine: str, fmt: str) -> None:
-    # Neither engine has a JSON-safe rule for these (outlines-core refuses most, and its
-    # email and uri regexes can write a raw quote): the grammar builds, allows any JSON
+def test_other_formats_fall_back_to_a_plain_string(vocab: Any, fmt: str) -> None:
+    # The converter has no JSON-safe rule for these: the grammar builds, allows any JSON
     # string, and leaves the format to the validator. It does not fail the step.
-    c = build(engine, _one({"type": "string", "format": fmt}), ToolChoice("required"))
-    assert accepts(vocab, c, _arg("anything at all"), token_bytes)
-    assert not accepts(vocab, c, _arg("raw\nnewline"), token_bytes)
+    c = build(_one({"type": "string", "format": fmt}), ToolChoice("required"))
+    assert accepts(vocab, c, _arg("anything at all"))
+    assert not accepts(vocab, c, _arg("raw\nnewline"))
 
 
 PATTERNS = [  # pattern: (accepted, rejected), as JSON Schema means it (a search)
@@ -399,34 +343,34 @@ PATTERNS = [  # pattern: (accepted, rejected), as JSON Schema means it (a search
 
 
 @pytest.mark.parametrize("pattern,good,bad", PATTERNS, ids=[p[0] for p in PATTERNS])
-def test_patterns(vocab: Any, token_bytes: Any, engine: str, pattern: str, good: list[str], bad: list[str]) -> None:
-    c = build(engine, _one({"type": "string", "pattern": pattern}), ToolChoice("required"))
+def test_patterns(vocab: Any, pattern: str, good: list[str], bad: list[str]) -> None:
+    c = build(_one({"type": "string", "pattern": pattern}), ToolChoice("required"))
     for x in good:
-        assert accepts(vocab, c, _arg(x), token_bytes), x
+        assert accepts(vocab, c, _arg(x)), x
     for x in bad:
-        assert not accepts(vocab, c, _arg(x), token_bytes), x
+        assert not accepts(vocab, c, _arg(x)), x
 
 
 @pytest.mark.parametrize("pattern", ["^(?=a)\\w+$", "\\bword\\b", '^say "hi"$', "^(a)\\1$", "^(a$", "a^b"])
-def test_patterns_the_rewrite_cannot_take_are_left_to_the_validator(vocab: Any, token_bytes: Any, engine: str, pattern: str) -> None:
+def test_patterns_the_rewrite_cannot_take_are_left_to_the_validator(vocab: Any, pattern: str) -> None:
     # llama-cpp-python's converter refuses an unanchored pattern (the whole grammar failed
-    # to build) and outlines-core some others: a pattern is a check the validator makes
+    # to build): a pattern is a check the validator makes
     # anyway, so it must not stop the step; the string stays JSON.
-    c = build(engine, _one({"type": "string", "pattern": pattern}), ToolChoice("required"))
-    assert accepts(vocab, c, _arg("anything"), token_bytes)
-    assert not accepts(vocab, c, _arg('a"b'), token_bytes)
+    c = build(_one({"type": "string", "pattern": pattern}), ToolChoice("required"))
+    assert accepts(vocab, c, _arg("anything"))
+    assert not accepts(vocab, c, _arg('a"b'))
 
 
-def test_properties_named_like_keywords_are_not_keywords(vocab: Any, token_bytes: Any, engine: str) -> None:
+def test_properties_named_like_keywords_are_not_keywords(vocab: Any) -> None:
     # The search tool has an argument called "pattern": it is a name, not a regex.
     t = [{"type": "function", "function": {"name": "search", "parameters": {
         "type": "object",
         "properties": {"pattern": {"type": "string"}, "format": {"type": "string", "enum": ["a", "b"]},
                        "maxLength": {"type": "integer"}},
         "required": ["pattern", "format", "maxLength"], "additionalProperties": False}}}]
-    c = build(engine, t, ToolChoice("required"))
-    assert accepts(vocab, c, call("search", {"pattern": "TODO", "format": "a", "maxLength": 3}), token_bytes)
-    assert not accepts(vocab, c, call("search", {"pattern": "TODO", "format": "c", "maxLength": 3}), token_bytes)
+    c = build(t, ToolChoice("required"))
+    assert accepts(vocab, c, call("search", {"pattern": "TODO", "format": "a", "maxLength": 3}))
+    assert not accepts(vocab, c, call("search", {"pattern": "TODO", "format": "c", "maxLength": 3}))
 
 
 REWRITTEN = ["^[A-Z]{3}-[0-9]+$", "^a.c$", "[0-9]", "^v|beta$", "^[^x]+$", "^\\w+@\\w+\\.com$", "^[ -~]{2,5}$",
@@ -473,3 +417,17 @@ def test_the_grammar_files_spell_the_envelope_formats_defines() -> None:
     block = f"{json.dumps(CALL_OPEN + chr(10))} call {json.dumps(chr(10) + CALL_CLOSE)}"
     assert f"call-block ::= {block}" in load_grammar_file("calls")
     assert f"call_block: {block}" in CALLS
+
+
+def test_an_auto_grammar_decided_keeps_its_calls_or_its_prose() -> None:
+    from localagent.constraint.grammar import build_grammar, decided_grammar
+
+    tools = [{"type": "function", "function": {"name": "read_file", "parameters": {"type": "object", "properties": {"path": {"type": "string"}}}}}]
+    for parallel, calls in ((False, "calls-one"), (True, "calls-many")):
+        auto = build_grammar(tools, ToolChoice("auto"), parallel=parallel)
+        call, prose = decided_grammar(auto, "call"), decided_grammar(auto, "prose")
+        assert call is not None and prose is not None
+        assert call.splitlines()[0] == f"root ::= {calls}" and prose.splitlines()[0] == "root ::= prose"
+        assert call.splitlines()[1:] == auto.splitlines()[1:] == prose.splitlines()[1:]
+    assert decided_grammar(build_grammar(tools, ToolChoice("required")), "call") is None
+    assert decided_grammar(build_grammar(tools, ToolChoice("auto"), reason=True), "prose") is None

@@ -19,7 +19,7 @@ from localagent.constraint.llguidance_engine import LLGuidanceMatcher, engine_re
 from localagent.errors import ConstraintError  # noqa: E402
 from localagent.formats import CALL_OPEN  # noqa: E402
 from localagent.constraint.grammar import ToolChoice, build_constraint, call_heads  # noqa: E402
-from test_grammar import BAD_CALLS, BAD_PROSE, GOOD_CALLS, PROSE, PROSE_GBNF_ONLY, TOOLS, _arg, _one, call  # noqa: E402
+from test_grammar import BAD_CALLS, BAD_PROSE, GOOD_CALLS, PROSE, TOOLS, _arg, _one, call  # noqa: E402
 
 # -- on the default model's tokenizer ------------------------------------------------------
 
@@ -80,7 +80,7 @@ def test_malformed_calls_are_rejected(qwen: Vocab, text: str) -> None:
     assert not accepts(qwen, TOOLS, text)
 
 
-@pytest.mark.parametrize("text", PROSE + PROSE_GBNF_ONLY)
+@pytest.mark.parametrize("text", PROSE)
 def test_prose_is_accepted_with_tags_and_backticks_as_under_gbnf(qwen: Vocab, text: str) -> None:
     assert accepts(qwen, TOOLS, text)
 
@@ -116,11 +116,11 @@ def test_a_tool_choice_naming_no_tool_fails_closed() -> None:
         build_constraint(TOOLS, ToolChoice.parse("nope"), engine="llguidance")
 
 
-# -- what llguidance enforces that the other engines leave to the validator ------------------
+# -- what llguidance enforces that the gbnf engine leaves to the validator ------------------
 
 
 def test_large_bounds_are_enforced(qwen: Vocab) -> None:
-    # The GBNF and outlines engines drop a bound over 64 (it crashed llama.cpp's parser).
+    # The gbnf engine drops a bound over 64 (it crashed llama.cpp's parser).
     text = _one({"type": "string", "maxLength": 500})
     assert accepts(qwen, text, _arg("x" * 80), ToolChoice("required"))
     assert not accepts(qwen, text, _arg("x" * 501), ToolChoice("required"))

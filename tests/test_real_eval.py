@@ -88,7 +88,7 @@ def test_constrained_first_token_decisions_are_recorded(reports: dict[str, dict[
 TINY_CASES = sample(load_cases(SUITE), 7)
 
 
-@pytest.mark.parametrize("engine,n", [("gbnf", 7), ("outlines", 3), ("llguidance", 7)])
+@pytest.mark.parametrize("engine,n", [("gbnf", 7), ("llguidance", 7)])
 def test_tiny_model_calls_under_the_constraint_parse_and_fit_their_schema(smol: Any, engine: str, n: int) -> None:
     d = run_eval(smol, TINY_CASES[:n], "constrained", engine=engine, tool_choice="required", max_tokens=128).to_dict()  # type: ignore[arg-type]
     assert d["calls"] > 0

@@ -3,7 +3,7 @@ fails while a reply is generated ends the step as a constraint error, and every 
 of the reply up to there was one the constraint allowed.
 
 The engine is made to fail where it really runs: llama.cpp's grammar sampler (its
-native accept raising) and outlines-core's index (raising from its next state). The
+native accept raising) and llguidance's matcher (entering its error state). The
 tiny model keeps this cheap; the decoder is the same for every model.
 """
 
@@ -87,45 +87,40 @@ def test_a_grammar_engine_failure_mid_reply_is_a_constraint_error(smol: Any, mon
     assert _allowed_prefix(smol, c, gen.text)
 
 
-def test_an_outlines_index_failure_mid_reply_is_a_constraint_error(smol: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_an_llguidance_failure_mid_reply_is_a_constraint_error(smol: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     import localagent.backends.llama as llama_backend
-    from localagent.constraint.outlines_engine import OutlinesMatcher
-
-    tool = {"type": "function", "function": {**READ["function"], "name": "read_notes"}}  # an index of its own
-    c = build_constraint([tool], ToolChoice("required"), engine="outlines")
-    real_build, built = llama_backend.build_index, []
+    from localagent.constraint.llguidance_engine import LLGuidanceMatcher
 
     class Breaking:
-        """The real index until its 60th lookup, then an error on every one."""
+        """llguidance's matcher for its first 10 tokens, then in its error state (it never raises)."""
 
-        def __init__(self, index: Any):
-            self.index, self.calls = index, 0
-            built.append(index)
+        def __init__(self, real: Any):
+            self.real, self.tokens = real, 0
 
-        def get_initial_state(self) -> Any:
-            return self.index.get_initial_state()
+        def consume_token(self, tok: int) -> bool:
+            self.tokens += 1
+            return self.tokens <= 10 and bool(self.real.consume_token(tok))
+
+        def is_error(self) -> bool:
+            return self.tokens > 10 or bool(self.real.is_error())
+
+        def get_error(self) -> str:
+            return "engine state corrupted" if self.tokens > 10 else str(self.real.get_error())
 
         def __getattr__(self, name: str) -> Any:
-            def call(*args: Any) -> Any:
-                self.calls += 1
-                if self.calls > 60:
-                    raise ValueError("index corrupted")
-                return getattr(self.index, name)(*args)
+            return getattr(self.real, name)
 
-            return call
+    class Failing(LLGuidanceMatcher):
+        def __init__(self, *args: Any):
+            super().__init__(*args)
+            self._matcher = Breaking(self._matcher)
 
-    monkeypatch.setattr(llama_backend, "build_index", lambda *a: Breaking(real_build(*a)))
-    smol._indexes.pop(c.text, None)
-    try:
-        gen = smol.generate(MESSAGES, [tool], GenerateOptions(max_tokens=48, regex=c.text))
-    finally:
-        smol._indexes.pop(c.text, None)  # not kept for later tests
+    monkeypatch.setattr(llama_backend, "LLGuidanceMatcher", Failing)
+    c = build_constraint([READ], ToolChoice("required"), engine="llguidance")
+    gen = smol.generate(MESSAGES, [READ], GenerateOptions(max_tokens=48, lark=c.text))
     assert gen.finish_reason == "error" and gen.info.get("constraint_error"), (gen.finish_reason, gen.text)
-    assert gen.text.startswith("<tool_call>")  # it failed mid-reply, not before
-    m = OutlinesMatcher(built[0], smol._eog_ids)  # every token that came out, the index allows
-    for tok in smol.tokenize(gen.text):
-        assert m.allows(tok)
-        m.accept(tok)
+    assert "engine state corrupted" in (gen.error or "") and "fail closed" in (gen.error or "")
+    assert gen.text.startswith("<tool_call>") and gen.completion_tokens <= 11  # it failed mid-reply, not before
 
 
 def test_the_run_stops_as_constraint_error_and_runs_nothing(smol: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

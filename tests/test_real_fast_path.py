@@ -29,9 +29,12 @@ TASKS = [
     "engine",
     [
         "gbnf",  # jump.py's guess
-        # llguidance's own forced tokens: found diverging from the plain path at stop 28 (also with
-        # that stop's warm-start change undone); not yet investigated. Not the default engine.
-        pytest.param("llguidance", marks=pytest.mark.xfail(reason="jump-forward under llguidance diverges; open", strict=False)),
+        # llguidance's own forced tokens. At 7f3c32b (before calculate joined the tools) one reply
+        # diverged, deterministically: every forced token was kept (none dropped), and the model's
+        # next free choice after '"path": "docs"' flipped from ', "max_entries": 200' to '}}' -- a
+        # near tie decided by logits after a batched evaluation, which differ in their last bits
+        # from one token at a time. Not a logic error; on these prompts now the replies are equal.
+        "llguidance",
     ],
 )
 def test_jump_forward_output_equals_plain_constrained(qwen, workspace: Path, parallel: bool, engine: str) -> None:  # type: ignore[no-untyped-def]

@@ -4,12 +4,9 @@ own server (its `server` extra) serving the tiny model, started and stopped here
 from __future__ import annotations
 
 import json
-import socket
-import subprocess
-import sys
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +14,7 @@ import pytest
 
 from localagent import Agent, AgentConfig, StopReason
 from localagent.backends.server import Retries, ServerBackend
+from localagent.evaluation.llama_server import LlamaServer, llama_cpp_server
 from localagent.tools.builtin import workspace_tools
 from localagent.loop import Events
 from localagent.prompt import load_prompt
@@ -25,69 +23,26 @@ from localagent.tools.workspace import Workspace
 
 pytestmark = pytest.mark.real
 
-# `python -m llama_cpp.server`, with the model parameters the in-process backend uses:
-# on CPUs with AMX the stock server segfaults at the first decode (see backends/llama.py).
-LAUNCH = """
-import runpy, sys
-from localagent.backends.llama import model_defaults, safe_defaults
-with model_defaults(**safe_defaults()):
-    sys.argv[0] = "llama_cpp.server"
-    runpy.run_module("llama_cpp.server", run_name="__main__", alter_sys=True)
-"""
 N_CTX = 2048
 TINY = "smollm2-135m"
 
 
-@dataclass
-class Served:
-    """A running server: its URL, its process and its log."""
-
-    url: str
-    proc: subprocess.Popen[bytes]
-    log: Path
+class Served(LlamaServer):
+    """The running server, and the backend the tests talk to it with."""
 
     def backend(self, **kw: object) -> ServerBackend:
         return ServerBackend(self.url, n_ctx=N_CTX, timeout=60.0, **kw)  # type: ignore[arg-type]
-
-    def kill(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.kill()
-        self.proc.wait(timeout=30)
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @pytest.fixture
 def server(tmp_path: Path) -> Iterator[Served]:
     """llama-cpp-python's server on the tiny model, on a free port; always stopped."""
-    from localagent.provision import resolve_model
-
-    port, log = _free_port(), tmp_path / "server.log"
-    cmd = [sys.executable, "-c", LAUNCH, "--model", str(resolve_model(TINY, progress=False)),
-           "--host", "127.0.0.1", "--port", str(port), "--n_ctx", str(N_CTX), "--n_threads", "2", "--verbose", "False"]
-    with log.open("wb") as out:
-        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT)
-    served = Served(f"http://127.0.0.1:{port}", proc, log)
-    try:
-        probe = ServerBackend(served.url, timeout=2.0)
-        deadline = time.monotonic() + 120
-        while not probe.probe():
-            if proc.poll() is not None or time.monotonic() > deadline:
-                pytest.fail(f"the server did not start (exit {proc.poll()}): {log.read_text()[-2000:]}")
-            time.sleep(0.2)
-        yield served
-    finally:
-        if proc.poll() is None:
-            proc.terminate()
-            try:
-                proc.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait(timeout=15)
+    with ExitStack() as stack:
+        try:
+            s = stack.enter_context(llama_cpp_server(TINY, n_ctx=N_CTX, log=tmp_path / "server.log", start_s=120))
+        except RuntimeError as e:
+            pytest.fail(str(e))
+        yield Served(s.url, s.proc, s.log)
 
 
 @pytest.fixture
@@ -234,3 +189,64 @@ def test_a_port_with_nothing_listening(server: Served, notes: Path, tmp_path: Pa
     assert server.url in r.message and "connection refused" in r.message and "after 3 tries" in r.message
     recs = read_trace(tmp_path / "t.jsonl")
     assert [x["type"] for x in recs] == ["run_start", "step", "run_end"] and recs[-1]["stop_reason"] == "backend_error"
+
+
+# -- the agent as good through the server as in-process ------------------------------------------
+
+
+def _first_step(root: Path) -> tuple[list[Any], list[dict[str, Any]], Any]:
+    """The messages, tools and options of the first step of a question, as the loop asks it."""
+    from localagent.backends.base import GenerateOptions
+    from localagent.constraint.grammar import ToolChoice, build_constraint
+    from localagent.messages import Message
+    from localagent.tools import ToolSet
+
+    schemas = ToolSet(workspace_tools(Workspace(root))).schemas()
+    grammar = build_constraint(schemas, ToolChoice("auto"), parallel=False).text
+    msgs = [Message("system", load_prompt("system").strip()), Message("user", "What is the launch code written in notes.txt?")]
+    return msgs, schemas, GenerateOptions(max_tokens=48, grammar=grammar, call_threshold=0.5, parallel=False)
+
+
+def test_the_first_token_decision_through_the_server_matches_in_process(server: Served, notes: Path) -> None:
+    """The same first step, in-process and through the server on the same model: the same
+    decision, the call mass within 0.05 (the server's is over its top 20 alternatives)."""
+    from localagent.backends import load_llama
+
+    msgs, schemas, options = _first_step(notes)
+    through = server.backend().generate(msgs, schemas, options)
+    local = load_llama(TINY, n_ctx=N_CTX, progress=False).generate(msgs, schemas, options)
+    assert through.decision is not None and "no_decision" not in through.info, through.info
+    assert through.decision == local.decision, (through.call_mass, local.call_mass)
+    assert abs((through.call_mass or 0) - (local.call_mass or 0)) <= 0.05, (through.call_mass, local.call_mass)
+    print(f"\ncall mass in-process {local.call_mass}, through the server {through.call_mass}: {local.decision}")
+
+
+@pytest.fixture
+def default_server(tmp_path: Path) -> Iterator[Served]:
+    """llama-cpp-python's server on the default model."""
+    from localagent.provision import default_model_id
+
+    with ExitStack() as stack:
+        try:
+            s = stack.enter_context(llama_cpp_server(default_model_id(), n_ctx=4096, log=tmp_path / "server.log", start_s=180))
+        except RuntimeError as e:
+            pytest.fail(str(e))
+        yield Served(s.url, s.proc, s.log)
+
+
+def test_the_issues_question_through_the_server_on_the_default_model(default_server: Served, tmp_path: Path) -> None:
+    """The question that went wrong through --base-url (a read of the folder, then the answer
+    "1"): asked as `run` asks it, the agent reads the file and answers with the code."""
+    from localagent.assemble import assemble, default_config, workspace_setup
+
+    root = tmp_path / "ws"
+    (root / "notes").mkdir(parents=True)
+    (root / "notes" / "launch.txt").write_text("The launch code is PURPLE-42.\n")
+    b = ServerBackend(default_server.url, n_ctx=4096, timeout=120.0)
+    assert b.probe() and b.template_tools  # Qwen's template lists the tools, as in-process
+    r = assemble(b, workspace_setup(root, yes=True), default_config()).run(
+        "What is the launch code written in the notes folder?", trace=tmp_path / "t.jsonl")
+    assert r.stop_reason is StopReason.ANSWERED and "PURPLE-42" in r.answer, r.answer
+    steps = [x for x in read_trace(tmp_path / "t.jsonl") if x["type"] == "step"]
+    assert any(c["name"] == "read_file" for x in steps for c in x["calls"])
+    print(f"\n{r.steps} steps: {[x['info'].get('decision') for x in steps]}; answer {r.answer!r}")

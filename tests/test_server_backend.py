@@ -37,6 +37,10 @@ class Stub:
     def __init__(self, protocol: str = "HTTP/1.0") -> None:
         self.replies: deque[Reply] = deque()
         self.requests: list[dict[str, Any]] = []
+        # First-token requests (logprobs) are answered from their own queue, else without
+        # log-probabilities: the backend then leaves call or prose to the grammar.
+        self.firsts: deque[Reply] = deque()
+        self.probes: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
         self.ports: list[int] = []  # the client's port of every request: one port, one connection
         self.owner = "llamacpp"
@@ -63,6 +67,10 @@ class Stub:
                 if self.path in ("/tokenize", "/extras/tokenize"):
                     text = body.get("content") or body.get("input") or ""
                     _send(self, 200, {"tokens": list(range(len(text.split())))})
+                    return
+                if body.get("logprobs"):
+                    stub.probes.append(body)
+                    (stub.firsts.popleft() if stub.firsts else sse("x"))(self)
                     return
                 stub.requests.append({"path": self.path, **body})
                 stub.headers.append(dict(self.headers))
@@ -261,15 +269,6 @@ def test_vllm_dialects_carry_the_grammar(stub: Stub, dialect: str, key: str, val
     stub.enqueue(sse("x"))
     stub.backend(dialect=dialect).generate(MSGS, TOOLS, GenerateOptions(grammar='root ::= "x"'))
     assert stub.requests[0][key] == value and "grammar" not in stub.requests[0]
-
-
-def test_vllm_takes_the_outlines_regex_and_llama_cpp_refuses_it(stub: Stub) -> None:
-    stub.enqueue(sse("x"))
-    stub.backend(dialect="vllm").generate(MSGS, TOOLS, GenerateOptions(regex="x+"))
-    assert stub.requests[0]["structured_outputs"] == {"regex": "x+"}
-    gen = stub.backend(dialect="llama.cpp").generate(MSGS, TOOLS, GenerateOptions(regex="x+"))
-    assert gen.finish_reason == "error" and gen.info["constraint_error"] and "regex" in (gen.error or "")
-    assert len(stub.requests) == 1  # failed closed, nothing sent
 
 
 @pytest.mark.parametrize("dialect", ["llama.cpp", "vllm", "vllm-legacy"])  # openai: the server's own tools
@@ -544,3 +543,132 @@ def test_cli_against_nothing_listening_stops_with_exit_9(workspace: Path, tmp_pa
     assert out["stop_reason"] == "backend_error" and "connection refused" in out["message"]
     assert [r["type"] for r in read_trace(trace)] == ["run_start", "step", "run_end"]
     assert "Traceback" not in p.stderr
+
+
+# -- call or prose at the first token -----------------------------------------------------
+
+
+def first(*top: tuple[str, float]) -> Reply:
+    """The answer to the first-token request: one token and its top log-probabilities."""
+    logprobs = {"content": [{"token": top[0][0], "logprob": top[0][1],
+                             "top_logprobs": [{"token": t, "logprob": lp, "bytes": None} for t, lp in top]}]}
+    event = {"object": "chat.completion.chunk", "choices": [{"index": 0, "delta": {"content": top[0][0]}, "logprobs": logprobs, "finish_reason": "length"}]}
+    return sse(event, done=True, finish="length")
+
+
+def _auto_grammar() -> str:
+    from localagent.constraint.grammar import ToolChoice, build_grammar
+
+    return build_grammar(TOOLS, ToolChoice("auto"), parallel=False)
+
+
+def test_a_call_is_decided_at_the_first_token_then_the_call_grammar_sent(stub: Stub) -> None:
+    import math
+
+    stub.firsts.append(first(("<tool_call>", math.log(0.6)), ("The", math.log(0.3)), ("{", math.log(0.05))))
+    stub.enqueue(sse(render_call("read_file", {"path": "notes.txt"})))
+    opts = GenerateOptions(grammar=_auto_grammar(), call_threshold=0.5, parallel=False, temperature=0.7, max_tokens=50)
+    gen = stub.backend().generate(MSGS, TOOLS, opts)
+    (probe,), (step,) = stub.probes, stub.requests
+    assert probe["max_tokens"] == 1 and probe["logprobs"] is True and probe["top_logprobs"] == 20
+    assert probe["stream"] is True and "grammar" not in probe and probe["temperature"] == 0.0
+    assert probe["messages"] == step["messages"]  # the same prompt: the server's cache holds it for the step
+    assert step["grammar"].startswith("root ::= calls-one\n") and step["max_tokens"] == 50 and step["temperature"] == 0.7
+    assert gen.decision == "call" and gen.call_mass == round(0.65 / 0.95, 4)
+    assert gen.text == render_call("read_file", {"path": "notes.txt"}) and gen.info["decision"] == "call"
+
+
+def test_prose_is_decided_below_the_threshold_then_the_prose_grammar_sent(stub: Stub) -> None:
+    import math
+
+    stub.firsts.append(first(("1", math.log(0.5)), ("<tool_call>", math.log(0.3)), (" ", math.log(0.1))))
+    stub.enqueue(sse("The code is 1."))
+    gen = stub.backend().generate(MSGS, TOOLS, GenerateOptions(grammar=_auto_grammar(), call_threshold=0.5, parallel=False))
+    assert stub.requests[0]["grammar"].startswith("root ::= prose\n")
+    assert gen.decision == "prose" and gen.call_mass == round(0.4 / 0.9, 4) and gen.text == "The code is 1."
+
+
+@pytest.mark.parametrize("answer", [status(500, {"error": {"message": "logprobs is not supported"}}), sse("x")])
+def test_without_log_probabilities_the_grammar_alone_decides(stub: Stub, answer: Reply) -> None:
+    """A server that refuses the first-token request, or answers it without log-probabilities:
+    the step is sent with its call-or-prose grammar, and the first-token request is not tried again."""
+    grammar = _auto_grammar()
+    stub.firsts.append(answer)
+    stub.enqueue(sse("hello"), sse("again"))
+    b = stub.backend()
+    opts = GenerateOptions(grammar=grammar, call_threshold=0.5, parallel=False)
+    gen = b.generate(MSGS, TOOLS, opts)
+    assert gen.text == "hello" and gen.decision is None and "no_decision" in gen.info
+    assert stub.requests[0]["grammar"] == grammar
+    assert b.generate(MSGS, TOOLS, opts).text == "again" and len(stub.probes) == 1
+
+
+def test_no_first_token_request_without_a_threshold_or_for_the_openai_dialect(stub: Stub) -> None:
+    grammar = _auto_grammar()
+    stub.enqueue(sse("a"), sse("b"), sse("c"))
+    stub.backend().generate(MSGS, TOOLS, GenerateOptions(grammar=grammar, parallel=False))  # the loop gave no threshold
+    stub.backend(dialect="openai").generate(MSGS, TOOLS, GenerateOptions(call_threshold=0.5))
+    stub.backend(first_token=False).generate(MSGS, TOOLS, GenerateOptions(grammar=grammar, call_threshold=0.5, parallel=False))
+    assert len(stub.requests) == 3 and not stub.probes
+
+
+def test_the_call_mass_counts_structured_starts_among_the_alternatives() -> None:
+    import math
+
+    from localagent.backends.server import call_mass
+
+    top = [("<tool_call>", math.log(0.2)), ("{", math.log(0.1)), (" ", math.log(0.1)), ("```", math.log(0.1)),
+           ("Hello", math.log(0.4)), (" The", math.log(0.1))]
+    assert call_mass(top) == pytest.approx(0.5)
+    assert call_mass([]) is None and call_mass([("x", float("-inf"))]) is None
+
+
+# -- a server template that lists the tools ----------------------------------------------------
+
+
+def _usage(n: int) -> Reply:
+    return status(200, {"choices": [{"index": 0, "message": {"role": "assistant", "content": "x"}, "finish_reason": "length"}],
+                        "usage": {"prompt_tokens": n, "completion_tokens": 1}})
+
+
+def test_a_template_that_lists_tools_gets_them_and_the_history_in_its_shape(stub: Stub) -> None:
+    """llama-cpp-python renders `tools` with the model's own template: asked once (a tool list
+    costs prompt tokens), the step is sent as in-process renders it for such a template."""
+    stub.owner = "me"
+    stub.enqueue(_usage(120), _usage(20), sse("x"))
+    history = MSGS + [
+        Message("assistant", "", [ToolCall("call_1_0", "read_file", {"path": "notes.txt"})], raw=render_call("read_file", {"path": "notes.txt"})),
+        Message("tool", "PURPLE-42", tool_call_id="call_1_0", name="read_file"),
+    ]
+    b = stub.backend()
+    b.generate(history, TOOLS, GenerateOptions(grammar='root ::= "x"'))
+    asked, bare, step = stub.requests
+    assert asked["tools"] and "tools" not in bare and asked["max_tokens"] == bare["max_tokens"] == 1
+    assert b.template_tools and b.native_tools
+    assert step["tools"] == TOOLS and step["grammar"] == 'root ::= "x"' and "tool_choice" not in step
+    assert step["messages"][0] == {"role": "system", "content": "Be brief."}  # no tool text of ours
+    assert step["messages"][2:] == [{"role": "assistant", "content": render_call("read_file", {"path": "notes.txt"})},
+                                    {"role": "tool", "content": "PURPLE-42", "tool_call_id": "call_1_0"}]
+
+
+def test_a_template_without_tools_gets_our_tool_prompt(stub: Stub) -> None:
+    stub.owner = "me"
+    stub.enqueue(_usage(20), _usage(20), sse("x"))
+    b = stub.backend()
+    b.generate(MSGS, TOOLS, GenerateOptions(grammar='root ::= "x"'))
+    step = stub.requests[2]
+    assert b.template_tools is False and "tools" not in step and "read_file" in step["messages"][0]["content"]
+
+
+def test_eval_tasks_runs_the_suite_through_the_server(stub: Stub) -> None:
+    """``eval-tasks --base-url``: the same suite, each task's steps asked of the server."""
+    from typer.testing import CliRunner
+
+    from localagent.cli import app
+
+    r = CliRunner().invoke(app, ["eval-tasks", "--kind", "fact_in_subfolder", "--per-kind", "1", "--max-steps", "2",
+                                 "--base-url", stub.url, "--json"])
+    assert r.exit_code == 0, r.output
+    out = json.loads(r.stdout)
+    assert out["model"] == f"stub-model at {stub.url}" and out["summary"]["tasks"] == 1
+    assert stub.requests and all(q["path"] == "/v1/chat/completions" for q in stub.requests)

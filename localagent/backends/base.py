@@ -86,8 +86,7 @@ class GenerateOptions:
     # and keep those the model would have chosen, checked in one batch. The output is the same.
     prompt_lookup: bool = False
     grammar: str | None = None  # GBNF (llama.cpp's engine), or None for free generation
-    regex: str | None = None  # a regex (the outlines engine)
-    lark: str | None = None  # a Lark grammar (the llguidance engine); at most one of the three
+    lark: str | None = None  # a Lark grammar (the llguidance engine); at most one of the two
     on_text: Callable[[str], None] | None = None  # streamed pieces
     # Decide call or prose at the first token: when the model's probability of
     # starting structured output (a tag, a brace, a fence) is at least this, the

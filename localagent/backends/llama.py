@@ -35,7 +35,6 @@ from ..sampling import Sampler
 from .base import Decision, FinishReason, Generation, GenerateOptions
 from ..constraint.llama_grammar import FailClosed, GrammarMatcher
 from ..constraint.llguidance_engine import SPECIAL, LLGuidanceMatcher, start_matcher, tokenizer
-from ..constraint.outlines_engine import OutlinesMatcher, build_index
 from .prefix_cache import PrefixCache, cache_key
 
 
@@ -182,7 +181,6 @@ class LlamaBackend:
         self._eos = self._piece(self.llm.token_eos())
         self._trigger = self.tokenize(CALL_OPEN)
         self._structured: np.ndarray | None = None
-        self._indexes: dict[str, Any] = {}  # regex -> outlines index, built once each
         self._llg: Any = None  # the llguidance tokenizer, built at its first use
         self._llg_starts: dict[str, Any] = {}  # Lark grammar -> an llguidance matcher at its start
         self._eog_ids = {i for i in range(self.n_vocab) if llama_cpp.llama_vocab_is_eog(self._vocab, i)}
@@ -380,18 +378,10 @@ class LlamaBackend:
         return gen
 
     def _matcher(self, options: GenerateOptions) -> FailClosed | None:
-        if sum(map(bool, (options.grammar, options.regex, options.lark))) > 1:
-            raise ConstraintError("give one of a GBNF grammar, a regex and a Lark grammar")
+        if options.grammar and options.lark:
+            raise ConstraintError("give one of a GBNF grammar and a Lark grammar")
         if options.grammar:
             return FailClosed(GrammarMatcher(self._vocab, self.n_vocab, options.grammar))
-        if options.regex:
-            index = self._indexes.get(options.regex)
-            if index is None:
-                index = build_index(options.regex, self._token_bytes(), self.llm.token_eos())
-                if len(self._indexes) >= 16:
-                    self._indexes.pop(next(iter(self._indexes)))
-                self._indexes[options.regex] = index
-            return FailClosed(OutlinesMatcher(index, self._eog_ids))
         if options.lark:
             if self._llg is None:
                 pieces, _ = token_pieces(self.llm)
@@ -404,17 +394,6 @@ class LlamaBackend:
                 self._llg_starts[options.lark] = start
             return FailClosed(LLGuidanceMatcher(start, self._eog_ids, self.n_vocab))
         return None
-
-    def _token_bytes(self) -> dict[bytes, list[int]]:
-        """Each token's bytes (for outlines' vocabulary); end-of-generation tokens left out."""
-        out: dict[bytes, list[int]] = {}
-        for i in range(self.n_vocab):
-            if i in self._eog_ids:
-                continue
-            b = self.llm.detokenize([i], special=True)
-            if b:
-                out.setdefault(b, []).append(i)
-        return out
 
     def _decode(
         self,

@@ -11,9 +11,8 @@ Dialects:
 - ``llama.cpp``: our own prompt (tools described in the system message, results
   as ``<tool_response>`` turns) and the GBNF in ``grammar``; llama.cpp's server
   and llama-cpp-python's.
-- ``vllm``: the same prompt, the GBNF in ``structured_outputs.grammar`` (the
-  regex of the outlines engine in ``structured_outputs.regex``).
-- ``vllm-legacy``: ``guided_grammar`` / ``guided_regex``, for vLLM before 0.12
+- ``vllm``: the same prompt, the GBNF in ``structured_outputs.grammar``.
+- ``vllm-legacy``: ``guided_grammar``, for vLLM before 0.12
   (0.12 dropped them, and newer servers ignore them silently).
 - ``openai``: the tools as ``tools`` with ``tool_choice``; no grammar.
 - ``auto``: ``GET /v1/models`` says who owns the model (``llamacpp``, ``vllm``,
@@ -32,26 +31,30 @@ ends as ``finish_reason="error"`` with the text streamed so far kept.
 from __future__ import annotations
 
 import json
+import math
 import re
 import socket
 import time
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Iterator, Literal, get_args
 from urllib.parse import urlsplit
 
 import httpx2
 
+from ..constraint.grammar import decided_grammar
 from ..dispatch import estimate_tokens
 from ..errors import ConfigError
-from ..formats import CALL_CLOSE, CALL_OPEN, render_result, text_messages
+from ..formats import CALL_CLOSE, CALL_OPEN, render_call, render_result, text_messages
 from ..messages import Message
-from .base import FinishReason, Generation, GenerateOptions
+from ..policy import STRUCTURED_STARTS
+from .base import Decision, FinishReason, Generation, GenerateOptions
 
 Dialect = Literal["auto", "llama.cpp", "vllm", "vllm-legacy", "openai"]
 DIALECTS: tuple[str, ...] = get_args(Dialect)
-_CONSTRAINT_KEYS = ("grammar", "structured_outputs", "guided_grammar", "guided_regex", "tools")  # what the server was given
+_CONSTRAINT_KEYS = ("grammar", "structured_outputs", "guided_grammar", "tools")  # what the server was given
 _OWNERS = {"llamacpp": "llama.cpp", "me": "llama-cpp-python", "vllm": "vllm"}  # /v1/models owned_by
+TOP_LOGPROBS = 20  # first-token alternatives asked for the call-or-prose decision (vLLM's and OpenAI's most)
 
 
 @dataclass(frozen=True)
@@ -91,6 +94,7 @@ class _Reply:
     usage: dict[str, Any] = field(default_factory=dict)
     timings: dict[str, Any] = field(default_factory=dict)
     first: float | None = None
+    top: list[tuple[str, float]] | None = None  # the first token's alternatives and log-probabilities
 
     def add(self, chunk: Any, on_piece: Callable[[str], None]) -> None:
         if not isinstance(chunk, dict):
@@ -122,6 +126,8 @@ class _Reply:
                     slot["name"] += name
                 args = fn.get("arguments")
                 slot["arguments"] += args if isinstance(args, str) else json.dumps(args) if args is not None else ""
+            if self.top is None and isinstance(choice.get("logprobs"), dict):
+                self.top = _top_logprobs(choice["logprobs"])
             if choice.get("finish_reason"):
                 self.finish = str(choice["finish_reason"])
 
@@ -163,6 +169,8 @@ class ServerBackend:
         connect_timeout: float = 10.0,
         retries: Retries = Retries(),
         stream: bool = True,
+        first_token: bool = True,
+        template_tools: bool | None = None,
     ):
         if dialect not in DIALECTS:
             raise ConfigError(f"unknown server dialect '{dialect}'; one of: {', '.join(DIALECTS)}")
@@ -179,13 +187,19 @@ class ServerBackend:
         self._client: httpx2.Client | None = None  # made at the first request, kept for keep-alive
         self.context_size = n_ctx
         self.server: str | None = None  # who serves it, once asked (see probe)
+        # Whether the server's chat template lists the tools itself (llama-cpp-python's can):
+        # then the prompt is the one in-process renders. None: asked with the server.
+        self.template_tools = template_tools
         self._tokenize_ok = True
+        # Why call or prose is not decided at the first token (see _first_token): None while it is.
+        self._no_logprobs: str | None = None if first_token else "turned off"
         self._counts: dict[tuple[int, int], int] = {}
         self._settle()
 
     def _settle(self) -> None:
         self.name = f"{self.model or 'model'} at {self.base_url}"
-        self.native_tools = self._dialect() == "openai"  # the server lists the tools itself
+        # The server lists the tools itself (and its template, not our prompt, describes them).
+        self.native_tools = self._dialect() == "openai" or bool(self.template_tools and self._dialect() == "llama.cpp")
 
     # -- who is serving --------------------------------------------------------------
 
@@ -216,7 +230,28 @@ class ServerBackend:
         n_ctx = card.get("max_model_len") or (meta.get("n_ctx") if isinstance(meta, dict) else None)
         if isinstance(n_ctx, int) and n_ctx > 0:
             self.context_size = min(self.context_size, n_ctx)
+        if self.template_tools is None:
+            self.template_tools = self.server == "llama-cpp-python" and self._lists_tools()
         self._settle()
+
+    def _lists_tools(self) -> bool:
+        """Whether the server's template renders a tool list: one token asked with a tool and
+        without, the prompt tokens each reports compared. Asked of llama-cpp-python, which
+        gives its template ``tools`` and still takes a grammar beside them."""
+        tool = {"type": "function", "function": {"name": "probe", "description": "A tool.", "parameters": {"type": "object", "properties": {}}}}
+        counts: list[int | None] = []
+        for extra in ({"tools": [tool]}, {}):
+            body = {"messages": [{"role": "user", "content": "Hi."}], "max_tokens": 1, "temperature": 0.0, "stream": False, **extra}
+            if self.model:
+                body["model"] = self.model
+            try:
+                data = self._post_json("/v1/chat/completions", body)
+            except _Failure:
+                return False  # our own prompt, which any template carries
+            usage = data.get("usage") if isinstance(data, dict) else None
+            counts.append(_int(usage.get("prompt_tokens")) if isinstance(usage, dict) else None)
+        listed, bare = counts
+        return listed is not None and bare is not None and listed > bare
 
     def _dialect(self) -> str:
         if self.dialect != "auto":
@@ -278,6 +313,8 @@ class ServerBackend:
         """The history as the dialect sends it."""
         if self._dialect() == "openai":
             return openai_messages(messages)
+        if self.native_tools:
+            return template_messages(messages)
         return text_messages(messages, tools)
 
     def request_body(self, messages: list[Message], tools: list[dict[str, Any]], options: GenerateOptions) -> dict[str, Any]:
@@ -297,22 +334,22 @@ class ServerBackend:
             body["seed"] = options.seed
         if self.stream:
             body["stream_options"] = {"include_usage": True}
-        grammar, regex = options.grammar, options.regex
+        grammar = options.grammar
         if options.lark and dialect != "openai":  # no dialect carries one: refused, not sent unconstrained
             raise _Failure("a server takes no llguidance grammar: use the gbnf engine", "constraint")
         if dialect == "llama.cpp":
-            if regex:
-                raise _Failure("llama.cpp's server takes a GBNF grammar, not a regex: use the gbnf engine", "constraint")
             if grammar:
                 body["grammar"] = grammar
+            if self.native_tools and tools:
+                body["tools"] = tools  # for the template only: no tool_choice, so the grammar decides
             # The rest of the chain as in-process (llama-cpp-python's server's penalty defaults to 1.1).
             body.update(top_k=options.top_k, min_p=options.min_p, repeat_penalty=options.repeat_penalty)
         if dialect in ("vllm", "vllm-legacy"):  # vLLM's penalty: on prompt and reply, no window
             body.update(top_k=options.top_k, min_p=options.min_p, repetition_penalty=options.repeat_penalty)
-        if dialect == "vllm" and (grammar or regex):
-            body["structured_outputs"] = {"grammar": grammar} if grammar else {"regex": regex}
-        elif dialect == "vllm-legacy" and (grammar or regex):
-            body["guided_grammar" if grammar else "guided_regex"] = grammar or regex
+        if dialect == "vllm" and grammar:
+            body["structured_outputs"] = {"grammar": grammar}
+        elif dialect == "vllm-legacy" and grammar:
+            body["guided_grammar"] = grammar
         elif dialect == "openai" and tools:
             choice = options.tool_choice
             body["tools"] = tools
@@ -330,10 +367,14 @@ class ServerBackend:
             reply = _Reply()
             try:
                 self._probe()
-                body = self.request_body(messages, tools, options)
+                step, decision, mass = self._first_token(messages, tools, options)
+                body = self.request_body(messages, tools, step)
                 self._chat(body, reply, _replay(shown, reply, options.on_text))
                 gen = self._generation(reply, messages, tools, t0, attempt, failures, shown, options.parallel)
                 gen.details["constraint"] = next((k for k in _CONSTRAINT_KEYS if k in body), None)
+                gen.decision, gen.call_mass = decision, mass
+                if self._no_logprobs and options.call_threshold is not None:
+                    gen.details["no_decision"] = self._no_logprobs
                 return gen
             except _Failure as f:
                 failures.append(str(f))
@@ -343,6 +384,39 @@ class ServerBackend:
                     return self._failed(f, partial, attempt, failures, t0)
                 time.sleep(self.retries.wait(attempt, f.retry_after))
         raise AssertionError("unreachable")  # pragma: no cover - the loop always returns
+
+    def _first_token(
+        self, messages: list[Message], tools: list[dict[str, Any]], options: GenerateOptions
+    ) -> tuple[GenerateOptions, Decision | None, float | None]:
+        """Call or prose decided at the first token, as in-process: one request for one token
+        and its top log-probabilities (unconstrained), then the step's grammar with its calls
+        alone or its prose alone. Without it the grammar alone decides, and a small model
+        through a server wrote "1" where in-process it called a tool. Options unchanged (and
+        no decision) when the step has no threshold or the server gives no log-probabilities."""
+        grammar = options.grammar
+        if options.call_threshold is None or not grammar or self._no_logprobs or self._dialect() == "openai":
+            return options, None, None
+        call, prose = decided_grammar(grammar, "call"), decided_grammar(grammar, "prose")
+        if call is None or prose is None:
+            return options, None, None
+        ask = replace(options, grammar=None, max_tokens=1, temperature=0.0, call_threshold=None, on_text=None)
+        body = self.request_body(messages, tools, ask)
+        # Streamed: llama-cpp-python then computes log-probabilities for the new token only.
+        body.update(logprobs=True, top_logprobs=TOP_LOGPROBS, stream=True, stream_options={"include_usage": True})
+        reply = _Reply()
+        try:
+            self._chat(body, reply, lambda _: None)
+        except _Failure as f:
+            if f.network:
+                raise  # the step's try failed: tried again as a whole
+            self._no_logprobs = f"the first-token request failed: {f}"
+            return options, None, None
+        mass = call_mass(reply.top or [])
+        if mass is None:
+            self._no_logprobs = "the server returned no log-probabilities"
+            return options, None, None
+        decision: Decision = "call" if mass >= options.call_threshold else "prose"
+        return replace(options, grammar=call if decision == "call" else prose, call_threshold=None), decision, round(mass, 4)
 
     def _failed(self, f: _Failure, partial: str, attempts: int, failures: list[str], t0: float) -> Generation:
         details: dict[str, Any] = {"server": self.server, "dialect": self._dialect(), "attempts": attempts, "failures": failures}
@@ -466,6 +540,45 @@ def openai_messages(messages: list[Message]) -> list[dict[str, Any]]:
             out.append({"role": "tool", "tool_call_id": m.tool_call_id, "content": m.content})
         elif m.role == "tool":
             out.append({"role": "user", "content": render_result(m.content)})
+        else:
+            out.append({"role": m.role, "content": m.content})
+    return out
+
+
+def call_mass(top: list[tuple[str, float]]) -> float | None:
+    """The share of the first token's top alternatives that start structured output (a tag,
+    a brace, a fence, white space: what in-process counts over the whole vocabulary); None
+    for no alternatives. Normalised over the alternatives given, which hold nearly all."""
+    probs = [(piece, math.exp(lp)) for piece, lp in top if math.isfinite(lp)]
+    total = sum(p for _, p in probs)
+    if total <= 0:
+        return None
+    return sum(p for piece, p in probs if piece.strip() == "" or piece.lstrip().startswith(STRUCTURED_STARTS)) / total
+
+
+def _top_logprobs(logprobs: dict[str, Any]) -> list[tuple[str, float]] | None:
+    """The first token's alternatives from a choice's ``logprobs`` (OpenAI's shape)."""
+    content = logprobs.get("content")
+    if not isinstance(content, list) or not content or not isinstance(content[0], dict):
+        return None
+    top = content[0].get("top_logprobs")
+    if not isinstance(top, list):
+        return None
+    out = [(t["token"], float(t["logprob"])) for t in top
+           if isinstance(t, dict) and isinstance(t.get("token"), str) and isinstance(t.get("logprob"), (int, float))]
+    return out or None
+
+
+def template_messages(messages: list[Message]) -> list[dict[str, Any]]:
+    """The history for a server whose template lists the tools, as in-process renders it for
+    such a template: assistant turns as generated (calls in the envelope), results as tool turns."""
+    out: list[dict[str, Any]] = []
+    for m in messages:
+        if m.role == "assistant":
+            calls = [render_call(c.name, c.arguments) for c in m.tool_calls]
+            out.append({"role": "assistant", "content": m.raw if m.raw is not None else "\n".join([m.content] * bool(m.content) + calls)})
+        elif m.role == "tool":
+            out.append({"role": "tool", "content": m.content, "tool_call_id": m.tool_call_id or "call"})
         else:
             out.append({"role": m.role, "content": m.content})
     return out

@@ -23,7 +23,7 @@ def eval_cmd(
     category: Annotated[Optional[List[str]], typer.Option("--category", help="Run only this category (repeat, or comma-separated, for several).")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object (summary and every result).")] = False,
     one_call: Annotated[bool, typer.Option("--one-call", help="Constrained: allow one call per turn (as `run` does), not up to four.")] = False,
-    engine: Annotated[str, typer.Option("--engine", help="Constrained: gbnf (llama.cpp), outlines or llguidance.")] = "gbnf",
+    engine: Annotated[str, typer.Option("--engine", help="Constrained: gbnf (llama.cpp) or llguidance.")] = "gbnf",
     reason: Annotated[bool, typer.Option("--reason", help="Constrained: one short sentence of why before each call.")] = False,
     tool_choice: Annotated[str, typer.Option("--tool-choice", help="Constrained: auto (call or prose at the first token) or required (every reply a call).")] = "auto",
     max_tokens: Annotated[int, typer.Option("--max-tokens", min=16, help="Token limit of each reply.")] = 256,
@@ -36,7 +36,7 @@ def eval_cmd(
     from ..loop import AgentConfig
 
     if engine not in ENGINES:
-        raise ConfigError(f"--engine must be gbnf, outlines or llguidance, not {engine!r}")
+        raise ConfigError(f"--engine must be gbnf or llguidance, not {engine!r}")
     if mode not in ("constrained", "free"):
         raise ConfigError(f"--mode must be constrained or free, not {mode!r}")
     if tool_choice not in ("auto", "required"):

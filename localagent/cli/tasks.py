@@ -12,6 +12,7 @@ from tqdm import tqdm
 
 from ..errors import ConfigError
 from ..constraint.grammar import ENGINES
+from .options import API_KEY, BASE_URL, SERVER_DIALECT, SERVER_TIMEOUT
 
 
 def eval_tasks(
@@ -24,18 +25,22 @@ def eval_tasks(
     max_steps: Annotated[int, typer.Option("--max-steps", min=1, help="Step limit of each task, as `run --max-steps`.")] = 12,
     n_ctx: Annotated[int, typer.Option("--ctx", min=256, help="Context window in tokens.")] = 8192,
     n_gpu_layers: Annotated[int, typer.Option("--n-gpu-layers", help="Layers to offload to a GPU.")] = 0,
-    engine: Annotated[str, typer.Option("--engine", help="The constraint engine: gbnf (llama.cpp), outlines or llguidance.")] = "gbnf",
+    engine: Annotated[str, typer.Option("--engine", help="The constraint engine: gbnf (llama.cpp) or llguidance.")] = "gbnf",
+    base_url: Optional[str] = BASE_URL,
+    api_key: Optional[str] = API_KEY,
+    server_dialect: str = SERVER_DIALECT,
+    server_timeout: float = SERVER_TIMEOUT,
 ) -> None:
     """Run everyday tasks in generated workspaces and report success per kind."""
     from ..assemble import default_config
-    from ..backends import load_llama
+    from ..backends import load_llama, load_server
     from ..stops import Limits
     from ..evaluation.tasks.generate import KINDS, generate
     from ..evaluation.tasks.runner import TaskRun, report, run_tasks
     from ..evaluation.tasks.suite import load_tasks
 
     if engine not in ENGINES:
-        raise ConfigError(f"--engine must be gbnf, outlines or llguidance, not {engine!r}")
+        raise ConfigError(f"--engine must be gbnf or llguidance, not {engine!r}")
     if split not in ("dev", "test"):
         raise ConfigError(f"--split must be dev or test, not {split!r}")
     unknown = sorted(set(kind or ()) - set(KINDS))
@@ -43,7 +48,10 @@ def eval_tasks(
         raise ConfigError(f"--kind {unknown[0]!r} is not a task kind; kinds: {', '.join(KINDS)}")
     tasks = load_tasks(suite) if suite is not None else generate(split)
     tasks = select(tasks, kind, per_kind)
-    backend = load_llama(model, n_ctx=n_ctx, n_gpu_layers=n_gpu_layers, progress=not as_json)
+    if base_url:  # the same suite through a server, as `run --base-url` would run it
+        backend = load_server(base_url, model=model, api_key=api_key, dialect=server_dialect, n_ctx=n_ctx, timeout=server_timeout)
+    else:
+        backend = load_llama(model, n_ctx=n_ctx, n_gpu_layers=n_gpu_layers, progress=not as_json)
     bar = tqdm(total=len(tasks), desc="tasks", unit="task", file=sys.stderr, disable=as_json or None)
 
     def done(r: TaskRun) -> None:

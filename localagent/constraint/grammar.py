@@ -19,8 +19,8 @@ from ..errors import ConstraintError
 from ..formats import CALL_CLOSE, CALL_OPEN
 
 ToolChoiceMode = Literal["auto", "required", "none"]
-Engine = Literal["gbnf", "outlines", "llguidance"]
-ENGINES: dict[str, Engine] = {"gbnf": "gbnf", "outlines": "outlines", "llguidance": "llguidance"}  # by name, for the CLI
+Engine = Literal["gbnf", "llguidance"]
+ENGINES: dict[str, Engine] = {"gbnf": "gbnf", "llguidance": "llguidance"}  # by name, for the CLI
 
 
 @dataclass(frozen=True)
@@ -40,8 +40,8 @@ class ToolChoice:
 
 @dataclass(frozen=True)
 class Constraint:
-    """What the decoder must follow for one step: a GBNF grammar, a regex or a Lark
-    grammar (llguidance), and the call heads it fixes (for jump-forward)."""
+    """What the decoder must follow for one step: a GBNF grammar or a Lark grammar
+    (llguidance), and the call heads it fixes (for jump-forward)."""
 
     engine: Engine
     text: str
@@ -61,7 +61,7 @@ def build_constraint(
     if engine == "llguidance":
         from .llguidance_engine import build_lark as build
     else:
-        build = build_grammar if engine == "gbnf" else build_regex
+        build = build_grammar
     text = build(tools, choice, parallel=parallel, reason=reason)
     calls = tools and choice.mode != "none"
     heads = call_heads(tools, choice) if calls else ()
@@ -105,7 +105,7 @@ def _args_rules(schemas: tuple[str, ...]) -> tuple[list[str], str]:
     conv = Converter(prop_order=order, allow_fetch=False, dotall=False, raw_pattern=False)
     names = []
     for i, text in enumerate(schemas):
-        schema = engine_safe(json.loads(text), "gbnf")
+        schema = engine_safe(json.loads(text))
         schema = conv.resolve_refs(schema, f"tool{i}")
         names.append(conv.visit(schema, f"args{i}"))
     return names, json_strict(conv.format_grammar())
@@ -119,50 +119,47 @@ _GBNF_ESCAPES = {"\\": "\\\\", "\r": "\\r", "\n": "\\n", '"': '\\"'}
 # the validator, which checks every call after it is generated.
 MAX_GRAMMAR_BOUND = 64
 
-# String formats each engine turns into a JSON-safe rule. Others (email, uri,
-# hostname, ...) become a plain string in the grammar and are left to the
-# validator: llama.cpp's converter has no rule for them, outlines-core refuses
-# most, and its email, uri and time regexes can write a raw quote or backslash.
-GRAMMAR_FORMATS: dict[str, frozenset[str]] = {
-    "gbnf": frozenset({"date", "time", "date-time", "uuid"}),
-    "outlines": frozenset({"date", "date-time", "uuid"}),
-}
+# String formats the GBNF converter turns into a JSON-safe rule. Others (email, uri,
+# hostname, ...) become a plain string in the grammar and are left to the validator:
+# llama.cpp's converter has no rule for them.
+GRAMMAR_FORMATS = frozenset({"date", "time", "date-time", "uuid"})
+
 
 _SCHEMA_MAPS = ("properties", "$defs", "definitions", "patternProperties", "dependentSchemas")
 _VERBATIM = ("enum", "const", "default", "examples", "required", "title", "description")
 
 
-def engine_safe(schema: Any, engine: Engine = "gbnf") -> Any:
-    """``schema`` as the engine can enforce it exactly: bounds above
-    ``MAX_GRAMMAR_BOUND``, formats the engine has no safe rule for and patterns
+def engine_safe(schema: Any) -> Any:
+    """``schema`` as the GBNF converter can enforce it exactly: bounds above
+    ``MAX_GRAMMAR_BOUND``, formats it has no safe rule for and patterns
     that ``json_safe_pattern`` cannot rewrite are dropped (the validator checks
     them), and the other patterns are rewritten by it."""
     if isinstance(schema, list):
-        return [engine_safe(s, engine) for s in schema]
+        return [engine_safe(s) for s in schema]
     if not isinstance(schema, dict):
         return schema
     out: dict[str, Any] = {}
     for k, v in schema.items():
         if k in _SCHEMA_MAPS and isinstance(v, dict):
-            out[k] = {name: engine_safe(sub, engine) for name, sub in v.items()}  # keys are names here
+            out[k] = {name: engine_safe(sub) for name, sub in v.items()}  # keys are names here
         elif k in _VERBATIM:
             out[k] = v
         elif k in ("maxLength", "maxItems", "maxProperties", "minLength", "minItems") and isinstance(v, int) and v > MAX_GRAMMAR_BOUND:
             continue
         elif k == "format" and isinstance(v, str):
-            if v in GRAMMAR_FORMATS[engine]:
+            if v in GRAMMAR_FORMATS:
                 out[k] = v
         elif k == "pattern" and isinstance(v, str):
             if (safe := json_safe_pattern(v)) is not None:
                 out[k] = safe
         else:
-            out[k] = engine_safe(v, engine)
+            out[k] = engine_safe(v)
     return out
 
 
 # -- patterns, rewritten so that what they match needs no escaping in JSON ------------
 
-# Both engines match a pattern against the raw text between the quotes, so a
+# llama.cpp's grammar matches a pattern against the raw text between the quotes, so a
 # pattern that can match a quote, a backslash or a control character lets the
 # model write a string that is not JSON (`"a"b"` under `^a.b$`). The rewrite
 # takes those characters out of every character set (`.`, `[^x]`, `\S`, ...):
@@ -216,7 +213,7 @@ def _safe_only(ranges: Ranges) -> Ranges:
 
 
 def _class_text(ranges: Ranges) -> str:
-    """A character class both llama.cpp's GBNF and outlines-core's regex read the same way."""
+    """A character class as llama.cpp's GBNF reads it."""
     def one(cp: int) -> str:
         c = chr(cp)
         if c.isascii() and c.isalnum():
@@ -312,7 +309,7 @@ def _quantifier(pattern: str, i: int) -> tuple[str, int]:
 
 def json_safe_pattern(pattern: str) -> str | None:
     """``pattern`` (JSON Schema: a search, anchored only by ``^`` and ``$``) as an
-    anchored pattern for the engines that matches only strings needing no JSON
+    anchored pattern for the GBNF converter that matches only strings needing no JSON
     escape, each of which matches ``pattern``; None when it uses what this does
     not handle (lookarounds, back references, ``\\b``, anchors inside), or needs a
     quote, backslash or control character: then the validator alone checks it."""
@@ -523,53 +520,18 @@ def _build_cached(tools_key: tuple[str, ...], choice: ToolChoice, parallel: bool
     return "\n".join(parts) + "\n"
 
 
-# -- the same language as a regular expression, for the outlines engine ----------
-
-# outlines-core (0.2.14) loses transitions for a token that spans into an
-# optional or alternated group that follows a repetition (``[a-z ]*(<b)?``
-# rejects " <" in "hello <b"), so these are written without such groups. The
-# price: prose under this engine cannot contain '<', '`' or '{' at all, and a
-# turn holds one call (``parallel`` is ignored).
-_PROSE_RX = r"[^<\{\[`\x20\t\n\r][^<`\{]*"
-_THOUGHT_RX = r"[^<\{\[`\x20\t\n\r][^<`\n]*\n"
+_AUTO_ROOT = re.compile(r"root ::= prose \| (calls-one|calls-many)")
 
 
-def build_regex(
-    tools: list[dict[str, Any]],
-    choice: ToolChoice = ToolChoice(),
-    *,
-    parallel: bool = True,
-    reason: bool = False,
-) -> str:
-    """The language of ``build_grammar`` as a regex (outlines-core's JSON-schema
-    machinery for the arguments; the envelope written to match grammars/*.gbnf)."""
-    key = tuple(json.dumps(t) for t in tools)
-    return _regex_cached(key, choice, parallel, reason)
-
-
-@lru_cache(maxsize=64)
-def _regex_cached(tools_key: tuple[str, ...], choice: ToolChoice, parallel: bool, reason: bool) -> str:
-    from outlines_core.json_schema import build_regex_from_schema
-
-    tools, choice = _tools_for(tools_key, choice)
-    if choice.mode == "none":
-        return _PROSE_RX
-    alts = []
-    for t in tools:
-        schema = t.get("parameters") or {"type": "object", "properties": {}}
-        try:
-            args = build_regex_from_schema(json.dumps(engine_safe(schema, "outlines")), r"[ ]?")
-        except Exception as e:  # outlines-core raises its own error types
-            raise ConstraintError(f"cannot build a regex for the schema of '{t['name']}': {e}") from None
-        head = re.escape('{"name": ' + json.dumps(t["name"], ensure_ascii=False) + ', "arguments": ')
-        alts.append(f"{head}({args})[ ]?" + re.escape("}"))
-    block = re.escape(CALL_OPEN + "\n") + "(" + "|".join(alts) + ")" + re.escape("\n" + CALL_CLOSE)
-    # Several calls in one turn would need a repeated group, which hits the
-    # outlines-core bug above: under this engine a turn holds one call.
-    calls = block
-    if reason:
-        calls = _THOUGHT_RX + calls
-    return calls if choice.mode == "required" else f"({calls})|({_PROSE_RX})"
+def decided_grammar(grammar: str, decision: Literal["call", "prose"]) -> str | None:
+    """An auto step's GBNF with call or prose chosen (its root made the calls alone, or the
+    prose alone): how a server, which cannot decide at the first token, is given the
+    decision. None when ``grammar`` is not an auto step's (built here without ``reason``)."""
+    head, sep, rest = grammar.partition("\n")
+    m = _AUTO_ROOT.fullmatch(head)
+    if m is None:
+        return None
+    return f"root ::= {m[1] if decision == 'call' else 'prose'}{sep}{rest}"
 
 
 def _tools_for(tools_key: tuple[str, ...], choice: ToolChoice) -> tuple[list[dict[str, Any]], ToolChoice]:

@@ -1,10 +1,9 @@
-"""A third constraint engine: llguidance (the Rust engine llama.cpp can also be built with).
+"""A constraint engine: llguidance (the Rust engine llama.cpp can also be built with).
 
-It offers the same operations as ``llama_grammar.GrammarMatcher`` and
-``outlines_engine.OutlinesMatcher`` (``allows``, ``accept``, ``mask``), so the decoder
-does not know which engine it drives, and it fails closed the same way: llguidance never
-raises for a bad grammar or a refused token, it enters an error state, which the matcher
-records in ``error``; from then on nothing is allowed. It also knows the tokens the grammar
+It offers the same operations as ``llama_grammar.GrammarMatcher`` (``allows``, ``accept``,
+``mask``), so the decoder does not know which engine it drives, and it fails closed the
+same way: llguidance never raises for a bad grammar or a refused token, it enters an error
+state, which the matcher records in ``error``; from then on nothing is allowed. It also knows the tokens the grammar
 forces next (``jump``), so the decoder inserts those instead of reading them off the text.
 
 The constraint is a Lark grammar (``build_lark``): the envelope of ``grammars/calls.gbnf``,
@@ -104,9 +103,20 @@ def _lark_cached(tools_key: tuple[str, ...], choice: ToolChoice, parallel: bool,
             schema = t.get("parameters") or {"type": "object", "properties": {}}
             head = '{"name": ' + _literal(t["name"]) + ', "arguments": '
             parts.append(f"call{i}: {json.dumps(head)} args{i} \"}}\"")
-            args = {**engine_ready(schema), "x-guidance": JSON_OPTIONS}
-            parts.append(f"args{i}: %json {json.dumps(args, ensure_ascii=False)}")
+            args = json.dumps({**engine_ready(schema), "x-guidance": JSON_OPTIONS}, ensure_ascii=False)
+            if why := _refused(args):  # said here, as under gbnf, not first by the backend
+                raise ConstraintError(f"cannot build a grammar for the schema of '{t['name']}': {why}")
+            parts.append(f"args{i}: %json {args}")
     return "\n".join(parts) + "\n"
+
+
+@lru_cache(maxsize=256)
+def _refused(schema: str) -> str | None:
+    """Why llguidance cannot compile the JSON schema ``schema``, or None when it can."""
+    llg = _llguidance()
+    grammar = llg.LLMatcher.grammar_from_json_schema(schema)
+    is_error, messages = llg.LLMatcher.validate_grammar_with_warnings(grammar)
+    return _first_line(messages[0] if messages else "") if is_error else None
 
 
 @lru_cache(maxsize=1)
