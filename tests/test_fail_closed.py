@@ -201,12 +201,37 @@ def test_a_named_tool_that_does_not_exist_stops_before_the_model_runs(tmp_path: 
     assert fake.requests == []
 
 
-@pytest.mark.parametrize("engine", ["gbnf", "llguidance"])
+def _has(module: str) -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec(module) is not None
+
+
+@pytest.mark.parametrize(
+    "engine",
+    ["gbnf", pytest.param("llguidance", marks=pytest.mark.skipif(not _has("llguidance"), reason="llguidance is an extra"))],
+)
 def test_a_schema_no_grammar_can_be_built_for_stops_the_step(tmp_path: Path, engine: str) -> None:
     broken = dataclasses.replace(lookup, parameters={"type": "object", "properties": {"key": {"type": "frobnicate"}}})
     result, trace, fake = run(tmp_path, [call_text("lookup", key="k"), "ok"], tools=[add, broken], engine=engine)
     _ends_cleanly(result, trace)
     assert "cannot build" in result.message and fake.requests == []
+
+
+def test_the_llguidance_engine_without_its_package_stops_with_the_install_line(tmp_path: Path, monkeypatch: Any) -> None:
+    from localagent.constraint import llguidance_engine
+
+    monkeypatch.setitem(sys.modules, "llguidance", None)  # import llguidance now raises ImportError
+    monkeypatch.setitem(sys.modules, "llguidance.gbnf_to_lark", None)
+    llguidance_engine._prose_lark.cache_clear()
+    llguidance_engine._lark_cached.cache_clear()
+    try:
+        result, trace, fake = run(tmp_path, [CALL, "ok"], engine="llguidance")
+    finally:
+        llguidance_engine._prose_lark.cache_clear()
+        llguidance_engine._lark_cached.cache_clear()
+    _ends_cleanly(result, trace)
+    assert "pip install 'localagent[llguidance]'" in result.message and fake.requests == []
 
 
 def test_a_backend_that_reports_a_constraint_failure_runs_nothing(tmp_path: Path) -> None:

@@ -122,6 +122,7 @@ def _refused(schema: str) -> str | None:
 @lru_cache(maxsize=1)
 def _prose_lark() -> str:
     """``grammars/prose.gbnf`` (PROSE, THOUGHT) in Lark, through llguidance's own converter."""
+    _llguidance()  # without the package: the one-line install hint, not a ModuleNotFoundError
     from llguidance.gbnf_to_lark import gbnf_to_lark
 
     lark = gbnf_to_lark("root ::= prose thought\n" + load_grammar_file("prose"))
