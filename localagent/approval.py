@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import select
 from collections.abc import Iterable
 
 from .dispatch import Approver, call_with_timeout
@@ -164,6 +165,10 @@ def _read_line(fd: int) -> str | None:
     data = b""
     while not data.endswith(b"\n"):
         try:
+            # Waits in short slices: a Ctrl-C whose signal the kernel hands to another thread
+            # does not interrupt a blocking read here, and Python acts on it only between slices.
+            if not select.select([fd], [], [], 0.2)[0]:
+                continue
             chunk = os.read(fd, 1024)
         except OSError:  # EIO: the terminal went away
             return None if not data else data.decode("utf-8", "replace")

@@ -497,3 +497,27 @@ def test_real_model_write_is_asked_on_the_terminal_and_denied(workspace: Path, t
     assert first["error"]["kind"] == "denied"
     assert first["content"].startswith("error (denied): denied: the user refused 'write_file'")
     assert len(steps) >= 2
+
+
+# Main thread blocks SIGINT, so the kernel hands Ctrl-C to the other thread: a blocking read in
+# the main thread would never see it; the question's read must still end with KeyboardInterrupt.
+_ASK_WITH_A_THREAD = """
+import os, signal, sys, threading, time
+from localagent.approval import _read_line
+threading.Thread(target=time.sleep, args=(60,), daemon=True).start()
+signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+fd = os.open("/dev/tty", os.O_RDWR)
+print("asking", flush=True)
+try:
+    _read_line(fd)
+except KeyboardInterrupt:
+    sys.exit(130)
+sys.exit(1)
+"""
+
+
+def test_ctrl_c_reaches_the_question_when_another_thread_takes_the_signal() -> None:
+    term = Terminal([sys.executable, "-c", _ASK_WITH_A_THREAD], dict(os.environ))
+    term.expect("asking", timeout=30)
+    term.ctrl_c()
+    assert term.wait(10) == 130, term.text()
