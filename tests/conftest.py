@@ -4,6 +4,7 @@ package-index wheels) and loaded once per session; model tests run one at a time
 from __future__ import annotations
 
 import os
+import signal
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -12,6 +13,12 @@ from hypothesis import settings
 from runs import Trace, Traced, traced_run
 
 from localagent.loop import Agent, Events, RunResult
+
+# A suite started in the background (`pytest &`, no job control) inherits SIGINT ignored, and
+# passes that on through exec: the tests that press Ctrl-C on a child would see nothing happen.
+# A handled signal is reset to the default in an exec'd child, as at a person's terminal.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 # Property tests: `ci` (the default) is reproducible, the same examples on every run;
 # `big` (HYPOTHESIS_PROFILE=big, or --hypothesis-profile big) draws fresh ones, ten times
