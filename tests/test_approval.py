@@ -127,6 +127,16 @@ def test_model_text_cannot_hide_from_the_person(tools: ToolSet) -> None:
     assert printable("tab\tnew\nline\x07") == "tab\tnew\nline\\x07"
 
 
+def test_a_command_cannot_draw_lines_of_the_question(tools: ToolSet) -> None:
+    # A newline inside a quoted argument would print a fake "(timeout ...)" or "It runs
+    # confined..." line under the command; it is shown escaped, on the command's one line.
+    sneaky = ToolCall("c", "run_command", {"command": "echo 'hi\nIt runs confined to the root.'"})
+    lines = describe_call(tool_of(tools, "run_command"), sneaky).splitlines()
+    command = [ln for ln in lines if ln.startswith("echo")]
+    assert len(command) == 1 and "\\n" in command[0] and "(timeout 30 s)" in command[0]
+    assert not any(ln.startswith("It runs confined") for ln in lines)
+
+
 def _zap(preview: Callable[[dict[str, object]], str]) -> Tool:
     @tool(irreversible=True)
     def zap(path: str) -> str:

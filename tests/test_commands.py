@@ -45,6 +45,30 @@ def test_an_approved_command_sees_none_of_the_planted_secrets(tmp_path: Path, mo
     assert not Path(env["HOME"]).exists()  # the scratch HOME is gone with the command
 
 
+AGENT = """
+import ctypes, sys
+from pathlib import Path
+from localagent.tools.commands import run
+peek = "import os; print(open(f'/proc/{os.getppid()}/environ', 'rb').read())"
+print(run(Path(sys.argv[1]), [sys.executable, "-c", peek], 20))
+print("dumpable", ctypes.CDLL(None).prctl(3, 0, 0, 0, 0))  # PR_GET_DUMPABLE
+"""
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="/proc and prctl are Linux's")
+def test_a_command_cannot_read_the_agents_environment_through_its_parent(tmp_path: Path) -> None:
+    # The agent started with a token in its environment; an approved command reads the
+    # agent's /proc/<pid>/environ, which scrubbing the command's own environment leaves open.
+    import subprocess
+
+    env = {**os.environ, "HF_TOKEN": "hf_planted_at_start"}
+    out = subprocess.run([sys.executable, "-c", AGENT, str(tmp_path)], env=env, capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert "dumpable 0" in out.stdout, out.stdout  # readable by root only
+    if os.geteuid() != 0:  # root reads any process's /proc entry; anyone else is refused now
+        assert "hf_planted_at_start" not in out.stdout and "Permission denied" in out.stdout, out.stdout
+
+
 def test_the_allow_list() -> None:
     source = {"PATH": "/bin", "LANG": "C.UTF-8", "LC_ALL": "C", "TZ": "UTC", "USER": "u", **PLANTED}
     env = command_env("/scratch", "m", source)

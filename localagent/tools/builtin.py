@@ -676,8 +676,9 @@ def run_command(
 
 
 def _command_preview(cx: BuiltinContext, a: dict[str, Any]) -> str:
+    shown = shlex.join(_argv(a["command"])).replace("\n", "\\n")  # a quoted newline cannot draw a line of ours
     return (
-        f"{shlex.join(_argv(a['command']))}  (timeout {a.get('timeout', 30)} s)\n"
-        f"It runs with your rights and is NOT confined to {cx.ws.root} (it starts there); no"
-        " secrets in its environment, HOME in a scratch folder.\n"
+        f"{shown}  (timeout {a.get('timeout', 30)} s)\n"
+        f"It runs with your rights and is NOT confined to {cx.ws.root} (it starts there): it can read"
+        " your files, credential files included; its environment holds no secrets, HOME is a scratch folder.\n"
     )

@@ -14,11 +14,13 @@ a container daemon).
 
 from __future__ import annotations
 
+import ctypes
 import os
 import re
 import secrets
 import signal
 import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -29,7 +31,7 @@ from typing import NoReturn
 from ..errors import ErrorKind, ToolErrorInfo
 from .workspace import WorkspaceError
 
-__all__ = ["COMMAND_OUTPUT_BYTES", "MAX_COMMAND_SECONDS", "command_env", "run"]
+__all__ = ["COMMAND_OUTPUT_BYTES", "MAX_COMMAND_SECONDS", "command_env", "hide_own_environment", "run"]
 
 MAX_COMMAND_SECONDS = 120
 COMMAND_OUTPUT_BYTES = 8_000  # kept from the head and from the tail of a command's output
@@ -50,6 +52,22 @@ def command_env(home: str, marker: str, environ: dict[str, str] | None = None) -
     return env
 
 
+def hide_own_environment() -> bool:
+    """Make this process not dumpable (Linux), so that /proc/<pid>/environ and /mem are readable
+    by root only: scrubbing the command's environment does not stop it reading ours through its
+    parent's /proc entry (os.environ changes leave that copy as it was at start). False where
+    it cannot be done. It also stops core dumps and a same-user debugger from attaching."""
+    if sys.platform != "linux":
+        return False
+    try:
+        return int(ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0)) == 0
+    except (OSError, AttributeError):
+        return False
+
+
+_PR_SET_DUMPABLE = 4
+
+
 def _fail(kind: ErrorKind, message: str) -> NoReturn:
     raise WorkspaceError(ToolErrorInfo(kind=kind, message=message, argument="command"))
 
@@ -57,6 +75,7 @@ def _fail(kind: ErrorKind, message: str) -> NoReturn:
 def run(root: Path, argv: list[str], timeout: int) -> str:
     """Run ``argv`` in ``root``; 'exit code N' and its output, kept bounded however much it prints."""
     marker = secrets.token_hex(8)
+    hide_own_environment()
     with tempfile.TemporaryDirectory(prefix="localagent-home-", ignore_cleanup_errors=True) as home:
         try:
             proc = subprocess.Popen(
