@@ -168,3 +168,17 @@ def test_a_folder_swapped_for_a_link_right_after_every_check_is_refused(tmp_path
     assert SECRET not in preview
     assert sorted(p.name for p in outside.rglob("*")) == sorted(["x.txt", f"{SECRET}.txt"]), "a write left the root"
     assert (outside / "x.txt").read_text() == SECRET + "\n"
+
+
+def test_a_file_swapped_for_a_link_before_a_write_is_not_left_writable_by_all(tmp_path: Path) -> None:
+    # The mode is copied from the file replaced; a link's own mode is 0o777.
+    from localagent.tools.builtin import _write_atomic
+
+    root = tmp_path / "root"
+    root.mkdir()
+    (tmp_path / "outside.txt").write_text("x\n")
+    (root / "notes.txt").symlink_to(tmp_path / "outside.txt")
+    _write_atomic(Workspace(root), root / "notes.txt", "new\n")
+    assert not (root / "notes.txt").is_symlink() and (root / "notes.txt").read_text() == "new\n"
+    assert (root / "notes.txt").stat().st_mode & 0o002 == 0
+    assert (tmp_path / "outside.txt").read_text() == "x\n"

@@ -526,7 +526,9 @@ def _write_atomic(ws: Workspace, p: Path, text: str) -> None:
     tmp = f".{p.name}.{secrets.token_hex(4)}.tmp"
     try:
         try:
-            mode: int | None = stat.S_IMODE(os.stat(p.name, dir_fd=dfd, follow_symlinks=False).st_mode)
+            st = os.stat(p.name, dir_fd=dfd, follow_symlinks=False)
+            # A link's own mode is 0o777: a link swapped in must not make the new file writable by all.
+            mode: int | None = None if stat.S_ISLNK(st.st_mode) else stat.S_IMODE(st.st_mode)
         except FileNotFoundError:
             mode = None
         # O_EXCL | O_NOFOLLOW: never through a link planted at the temporary name.
