@@ -105,6 +105,10 @@ class AgentConfig:
     # reversed) calls calculate once what it names is read, and answers from its result;
     # any other task may not call it (beside other tools).
     calculate_when_asked: bool = True
+    # A question that counts the files of a type ("How many .png files are in images?")
+    # calls find_files for that type first: offered list_dir, the 0.5B model counted every
+    # entry, or read the folder as a file.
+    count_with_find: bool = True
 
 
 @dataclass
@@ -264,6 +268,7 @@ class Agent:
         read: set[str] | None = None,
         terms: list[str] | None = None,
         expressions: list[str] | None = None,
+        finds: tuple[list[str], list[str]] | None = None,
     ) -> Constraint | None:
         """The step's constraint; ``only``: a call of an irreversible tool, or of a
         read-only one; ``task``: writes narrowed to the paths it allows (policy.write_targets);
@@ -301,6 +306,8 @@ class Agent:
             schemas = [_pattern_only(s, terms) if t.name == "search" else s for t, s in zip(tools, schemas)]
         if expressions:
             schemas = [_with_enum(s, "expression", expressions) if t.name == "calculate" else s for t, s in zip(tools, schemas)]
+        if finds:
+            schemas = [_with_enum(_narrow_path(s, finds[1]), "pattern", finds[0]) if t.name == "find_files" else s for t, s in zip(tools, schemas)]
         return build_constraint(
             schemas,
             choice,
@@ -474,6 +481,8 @@ class Agent:
         terms = self._search_terms(s, choice)
         if terms:
             choice, threshold = ToolChoice("required", "search"), None
+        if finds := self._finds(s, choice):
+            choice, threshold, terms = ToolChoice("required", "find_files"), None, []
         if reads:
             choice, threshold = ToolChoice("required", "read_file"), None
         if s.retry_offered and choice.mode == "auto" and self.config.constrained:
@@ -487,7 +496,7 @@ class Agent:
         if not reads and not terms and self._calculates(s):
             choice = ToolChoice("required", "calculate")
             return Turn(choice, None, only, expressions=policy.expressions(s.task, s.msgs))
-        return Turn(choice, threshold, only, reads, terms)
+        return Turn(choice, threshold, only, reads, terms, finds=finds)
 
     def _ask(self, s: "RunState", msgs: list[Message], turn: "Turn", t0: float, *, tools_shown: bool = True) -> Generation | None:
         """Generate the step's turn (a new step); None when the step ended the run.
@@ -495,7 +504,7 @@ class Agent:
         try:
             grammar = self._grammar(
                 s.schemas, turn.choice, s.path_failed, only=turn.only, task=s.task, reads=turn.reads, read=s.read,
-                terms=turn.terms, expressions=turn.expressions,
+                terms=turn.terms, expressions=turn.expressions, finds=turn.finds,
             )
         except ConstraintError as e:
             s.stop = Stop(StopReason.CONSTRAINT_ERROR, str(e))
@@ -731,6 +740,16 @@ class Agent:
             return []
         return policy.search_words(s.task, self.workspace, tried)[:50]
 
+    def _finds(self, s: "RunState", choice: ToolChoice) -> tuple[list[str], list[str]] | None:
+        """(globs, folders) the step's find_files must take (policy.counted_files): a question
+        counting files of a type, until a find has run."""
+        cfg = self.config
+        if not (cfg.count_with_find and cfg.constrained and choice.mode == "auto") or "find_files" not in self.tools.names():
+            return None
+        if any(c.name == "find_files" for m in s.msgs if m.role == "assistant" for c in m.tool_calls):
+            return None
+        return policy.counted_files(s.task, self.workspace)
+
     def _must_look(self, task: str, choice: ToolChoice) -> bool:
         return (
             self.config.call_when_task_names_path
@@ -942,6 +961,7 @@ class Turn:
     reads: list[str] = field(default_factory=list)  # the read must be of one of these files
     terms: list[str] = field(default_factory=list)  # the search must be for one of these words
     expressions: list[str] = field(default_factory=list)  # calculate takes one of these
+    finds: tuple[list[str], list[str]] | None = None  # find_files takes one of these globs, folders
 
 
 @dataclass

@@ -97,6 +97,22 @@ def searches_first(task: str, workspace: Workspace | None) -> bool:
     return asks_which_file(task) and not named_file
 
 
+_COUNTS = re.compile(r"\bhow many\b|\bcount\b|\bnumber of\b", re.IGNORECASE)
+_EXTENSION = re.compile(r"(?<![\w.])\.([A-Za-z0-9]{1,8})\b")
+
+
+def counted_files(task: str, workspace: Workspace | None) -> tuple[list[str], list[str]] | None:
+    """(globs, folders) of a question that counts the files of a type it names by extension
+    ("How many .png files are in images?"): the folders it names, or the root."""
+    if workspace is None or not asks_only(task) or not _COUNTS.search(task) or not re.search(r"\bfiles?\b", task, re.IGNORECASE):
+        return None
+    globs = list(dict.fromkeys(f"*.{ext}" for ext in _EXTENSION.findall(task)))
+    if not globs:
+        return None
+    folders = [p for p in workspace.mentioned(task) if (workspace.root / p).is_dir()]
+    return globs, folders or ["."]
+
+
 def asks_which_file(task: str) -> bool:
     """Whether a question asks which file holds a word ("Which file in notes mentions
     X?"): offered list_dir, the 0.5B model listed the folder and named a file at random."""

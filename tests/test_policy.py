@@ -493,3 +493,23 @@ def test_a_rename_replaces_every_occurrence(ws: Workspace) -> None:
     agent, _ = _agent(ws, [])
     c = agent._grammar(agent.tools.schemas(), agent._choice, task="Replace every 4821 in notes.txt with 1234.", read={"notes.txt"})
     assert c is not None and '-all ::= "true"' in c.text  # required, and true
+
+
+def test_a_question_counting_files_of_a_type_names_the_glob_and_folder(ws: Workspace) -> None:
+    assert policy.counted_files("How many .md files are in the docs folder?", ws) == (["*.md"], ["docs"])
+    assert policy.counted_files("Count the .cfg files.", ws) == (["*.cfg"], ["."])
+    assert policy.counted_files("How many lines does notes.txt have?", ws) is None  # a file's lines, not files
+    assert policy.counted_files("How many files are in docs?", ws) is None  # no type named: list_dir counts
+    assert policy.counted_files("Create two .md files in docs.", ws) is None  # not a question
+
+
+def test_a_count_of_files_of_a_type_calls_find_files_for_it_first(ws: Workspace) -> None:
+    (ws.root / "docs" / "b.md").write_text("b\n")
+    (ws.root / "docs" / "c.txt").write_text("c\n")
+    agent, fake = _agent(ws, [call_text("find_files", pattern="*.md", path="docs"), "There are 2 .md files in docs."])
+    r = agent.run("How many .md files does the docs folder hold?")
+    assert [c.name for rec in r.records for c in rec.calls] == ["find_files"]
+    grammar = fake.options[0].grammar or ""
+    assert '\\"*.md\\"' in grammar and '\\"docs\\"' in grammar and "list_dir" not in grammar
+    assert "2 files" in r.records[0].results[0].content and r.answer == "There are 2 .md files in docs."
+    assert '\\"*.md\\"' not in (fake.options[1].grammar or "")  # not forced again once it ran
