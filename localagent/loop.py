@@ -339,6 +339,9 @@ class Agent:
         if len(paths) == 1 and paths[0] in read and arg in props and path_arg in props:
             text = self._text(paths[0])
             if text is not None and (pieces := policy.spans(text, path=paths[0])):
+                if "new" in props and (word := policy.new_word(task)) is not None:
+                    pieces = policy.word_spans(pieces)
+                    schema = _with_enum(schema, "new", [word])
                 schema = _with_enum(schema, arg, policy.named_spans(task, pieces))
         if "all" in props and policy.edits_every(task):
             schema = _with_enum(schema, "all", [True], required=True)

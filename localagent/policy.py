@@ -293,6 +293,30 @@ def named_spans(task: str, pieces: list[str]) -> list[str]:
     return kept or pieces
 
 
+_RENAME = re.compile(r"\brenam", re.IGNORECASE)
+_ONE_WORD = re.compile(r"[\w][\w.-]*")
+
+
+def new_word(task: str) -> str | None:
+    """The one word an edit task gives as its new text: quoted after 'to', 'with' or 'should
+    be' ("it should be 'receive'"), or, for a rename, the word after 'to'. Then the edit
+    replaces a word of the file with it. Free, the 0.5B model wrote 'compute everywhere'
+    for "rename calc to compute everywhere in app/worker.py"."""
+    if not wants_change(task) or len(parts := _NEW_TEXT.split(task)) < 2:
+        return None
+    tail = parts[-1]
+    quoted = [next(g for g in m.groups() if g) for m in _QUOTED.finditer(tail)]
+    if quoted:
+        return quoted[0] if len(quoted) == 1 and _ONE_WORD.fullmatch(quoted[0]) else None
+    word = re.match(r"\s*([A-Za-z_]\w*)", tail) if _RENAME.search(task) else None
+    return word.group(1) if word else None
+
+
+def word_spans(pieces: list[str]) -> list[str]:
+    """The pieces of a file that are one word (what a word given as new text replaces)."""
+    return [p for p in pieces if _ONE_WORD.fullmatch(p)] or pieces
+
+
 _EVERY = re.compile(r"\b(rename|every|everywhere|throughout|all occurrences|each occurrence|all uses)\b", re.IGNORECASE)
 
 

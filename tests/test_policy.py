@@ -513,3 +513,28 @@ def test_a_count_of_files_of_a_type_calls_find_files_for_it_first(ws: Workspace)
     assert '\\"*.md\\"' in grammar and '\\"docs\\"' in grammar and "list_dir" not in grammar
     assert "2 files" in r.records[0].results[0].content and r.answer == "There are 2 .md files in docs."
     assert '\\"*.md\\"' not in (fake.options[1].grammar or "")  # not forced again once it ran
+
+
+@pytest.mark.parametrize(
+    "task, word",
+    [
+        ("Fix the typo 'recieve' in notes/setup.md: it should be 'receive'.", "receive"),
+        ("In notes/setup.md, 'teh' is misspelt; correct it to 'the'.", "the"),
+        ("Rename the function calc to compute everywhere in app/worker.py.", "compute"),
+        ("In lib/worker.py, rename emit to publish (the definition and every use).", "publish"),
+        ("Replace 'hello world' with 'goodbye world' in notes.txt.", None),  # not one word: free
+        ("Change the port in config.cfg to 9090.", None),  # a setting: its own rule (setting_new)
+        ("What is 'teh' changed to in notes/setup.md?", None),  # a question
+    ],
+)
+def test_the_one_word_an_edit_gives_as_its_new_text(task: str, word: str | None) -> None:
+    assert policy.new_word(task) == word
+
+
+def test_an_edit_that_gives_its_new_word_replaces_a_word_with_it(ws: Workspace) -> None:
+    (ws.root / "app.py").write_text("def calc(text):\n    return calc_all(text)\n")
+    agent, _ = _agent(ws, [])
+    task = "Rename the function calc to compute everywhere in app.py."
+    c = agent._grammar(agent.tools.schemas(), agent._choice, task=task, read={"app.py"})
+    assert c is not None and '\\"compute\\"' in c.text and '\\"calc\\"' in c.text
+    assert "compute everywhere" not in c.text and "def calc(text):" not in c.text  # a word for a word
