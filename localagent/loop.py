@@ -105,10 +105,10 @@ class AgentConfig:
     # reversed) calls calculate once what it names is read, and answers from its result;
     # any other task may not call it (beside other tools).
     calculate_when_asked: bool = True
-    # A question that counts the files of a type ("How many .png files are in images?")
-    # calls find_files for that type first: offered list_dir, the 0.5B model counted every
-    # entry, or read the folder as a file.
-    count_with_find: bool = True
+    # A question that counts the files of a type ("How many .png files are in images?"),
+    # or names a file that is not there, calls find_files for them first: offered list_dir,
+    # the 0.5B model counted every entry, or read another file and said the missing one exists.
+    find_first: bool = True
 
 
 @dataclass
@@ -327,6 +327,8 @@ class Agent:
             return None
         schema = _narrow_path(schema, paths)
         props = schema["function"]["parameters"].get("properties", {})
+        if t.name == "write_file" and "edit_file" in self.tools.names() and policy.replaces_words(task) and set(paths) <= read:
+            return None  # the file is there and read: the words are replaced by edit_file
         if policy.appends(task):
             if "append" not in props:
                 return None
@@ -744,14 +746,14 @@ class Agent:
         return policy.search_words(s.task, self.workspace, tried)[:50]
 
     def _finds(self, s: "RunState", choice: ToolChoice) -> tuple[list[str], list[str]] | None:
-        """(globs, folders) the step's find_files must take (policy.counted_files): a question
-        counting files of a type, until a find has run."""
+        """(globs, folders) the step's find_files must take (policy.finds_first): a question
+        counting files of a type, or naming a file that is not there, until a find has run."""
         cfg = self.config
-        if not (cfg.count_with_find and cfg.constrained and choice.mode == "auto") or "find_files" not in self.tools.names():
+        if not (cfg.find_first and cfg.constrained and choice.mode == "auto") or "find_files" not in self.tools.names():
             return None
         if any(c.name == "find_files" for m in s.msgs if m.role == "assistant" for c in m.tool_calls):
             return None
-        return policy.counted_files(s.task, self.workspace)
+        return policy.finds_first(s.task, self.workspace)
 
     def _must_look(self, task: str, choice: ToolChoice) -> bool:
         return (

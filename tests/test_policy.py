@@ -421,10 +421,29 @@ def test_an_edit_of_a_settings_line_keeps_its_style(tmp_path: Path, old: str, ne
         ("Which file has the fewest lines, at least as counted by wc?", True),
         ("Write a long story, at least five paragraphs, about a lighthouse keeper.", False),
         ("Say at most three words about notes.txt.", False),
+        ("How many apples are there in a.txt and b.txt together?", True),
+        ("Which of a.txt and b.txt has more chairs, and how many?", True),
+        ("Read a.txt and b.txt together.", False),
+        ("Tell me more about notes.txt.", False),
     ],
 )
 def test_a_question_that_asks_for_something_worked_out(task: str, computes: bool) -> None:
     assert policy.computes(task) is computes
+
+
+@pytest.mark.parametrize(
+    "task, asks",
+    [
+        ("Which file in docs mentions the zeppelin?", True),
+        ("In ops, which file has tangerine in it?", True),
+        ("Name the file in ops where volcano appears.", True),
+        ("Which file includes the word marmalade?", True),
+        ("Which file is the largest in docs?", False),
+        ("What does notes.txt say?", False),
+    ],
+)
+def test_a_question_that_asks_which_file_holds_a_word(task: str, asks: bool) -> None:
+    assert policy.asks_which_file(task) is asks
 
 
 def test_only_a_task_that_asks_for_something_worked_out_may_call_calculate(ws: Workspace) -> None:
@@ -538,3 +557,40 @@ def test_an_edit_that_gives_its_new_word_replaces_a_word_with_it(ws: Workspace) 
     c = agent._grammar(agent.tools.schemas(), agent._choice, task=task, read={"app.py"})
     assert c is not None and '\\"compute\\"' in c.text and '\\"calc\\"' in c.text
     assert "compute everywhere" not in c.text and "def calc(text):" not in c.text  # a word for a word
+
+
+def test_a_rename_in_a_file_that_was_read_is_an_edit_not_a_write(ws: Workspace) -> None:
+    (ws.root / "app.py").write_text("def emit(text):\n    return emit_all(text)\n")
+    agent, _ = _agent(ws, [])
+    task = "Rename the function emit to publish everywhere in app.py."
+    read = agent._grammar(agent.tools.schemas(), agent._choice, task=task, read={"app.py"})
+    unread = agent._grammar(agent.tools.schemas(), agent._choice, task=task)
+    assert read is not None and "write_file" not in read.text and "edit_file" in read.text
+    assert unread is not None and "write_file" in unread.text  # not read yet: nothing known to keep
+    append = agent._grammar(agent.tools.schemas(), agent._choice, task="Append the line 'x' to app.py.", read={"app.py"})
+    assert append is not None and "write_file" in append.text
+
+
+@pytest.mark.parametrize(
+    "task, found",
+    [
+        ("Is CHANGELOG.md here? Tell me what it says if it is.", (["CHANGELOG.md"], ["."])),
+        ("Print the contents of docs/roadmap.md, or say it is missing.", (["roadmap.md"], ["."])),
+        ("Does LICENSE exist? If yes, what does it contain?", (["LICENSE"], ["."])),
+        ("What does notes.txt say?", None),  # there
+        ("What does notse.txt say?", None),  # a misspelling of a file there: read that one
+        ("What does NOTES.TXT say?", None),  # another case
+        ("Create CHANGELOG.md with the line 'v1'.", None),  # a file to create
+        ("How many .png files are in docs?", (["*.png"], ["docs"])),
+    ],
+)
+def test_a_question_about_a_missing_file_or_a_count_finds_first(ws: Workspace, task: str, found: object) -> None:
+    assert policy.finds_first(task, ws) == found
+
+
+def test_a_question_about_a_missing_file_looks_for_it_by_name_first(ws: Workspace) -> None:
+    agent, fake = _agent(ws, [call_text("find_files", pattern="CHANGELOG.md", path="."), "There is no CHANGELOG.md."])
+    r = agent.run("Is there a CHANGELOG.md? If so, what is in it?")
+    grammar = fake.options[0].grammar or ""
+    assert '\\"CHANGELOG.md\\"' in grammar and "read_file" not in grammar
+    assert r.records[0].results[0].content.startswith("no files named like 'CHANGELOG.md'")
