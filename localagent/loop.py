@@ -483,11 +483,12 @@ class Agent:
         choice, threshold = self._choice, self._threshold()
         only: Literal["changes", "looks"] | None = None
         reads = self._next_reads(s, choice)
-        terms = self._search_terms(s, choice)
+        finds = self._finds(s, choice)
+        terms = [] if finds else self._search_terms(s, choice)  # a name to find is more than a word
         if terms:
             choice, threshold = ToolChoice("required", "search"), None
-        if finds := self._finds(s, choice):
-            choice, threshold, terms = ToolChoice("required", "find_files"), None, []
+        if finds:
+            choice, threshold = ToolChoice("required", "find_files"), None
         if reads:
             choice, threshold = ToolChoice("required", "read_file"), None
         if s.retry_offered and choice.mode == "auto" and self.config.constrained:
