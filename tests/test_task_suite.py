@@ -35,6 +35,7 @@ def test_the_same_seed_gives_the_same_tasks() -> None:
         ("No files named like 'TODO.md' under '.'", True),
         ("TODO.md does not exist.", True),
         ("The file is missing.", True),
+        ("No notes/plan.txt found.", True),
         ("Yes, there is a TODO.md. It says: buy milk.", False),
         ("TODO.md says: buy milk.", False),
     ],
