@@ -158,9 +158,49 @@ def render_result(content: str) -> str:
     return f"{RESULT_OPEN}\n{content}\n{RESULT_CLOSE}"
 
 
+# Keys the decoder enforces (grammar) or the validator checks: the model need not read them,
+# and they were a fifth of the tools' prompt tokens. Enums, patterns and defaults stay.
+_ENFORCED = frozenset(
+    {"additionalProperties", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum",
+     "minLength", "maxLength", "minItems", "maxItems", "default"}
+)
+
+
+def shown_schemas(schemas: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The tool definitions as the prompt shows them: without what decoding enforces, and
+    without the parameters' root ``"type": "object"`` (always so)."""
+    out = []
+    for s in schemas:
+        fn = dict(s["function"])
+        if isinstance(params := fn.get("parameters"), dict):
+            lean = _lean(params)
+            if lean.get("type") == "object":
+                del lean["type"]
+            fn["parameters"] = lean
+        out.append({**s, "function": fn})
+    return out
+
+
+def _lean(node: Any) -> Any:
+    """A schema without the enforced keys, at every depth (a property's name is kept whatever it is)."""
+    if isinstance(node, list):
+        return [_lean(v) for v in node]
+    if not isinstance(node, dict):
+        return node
+    out: dict[str, Any] = {}
+    for k, v in node.items():
+        if k in ("properties", "$defs", "definitions") and isinstance(v, dict):
+            out[k] = {name: _lean(sub) for name, sub in v.items()}
+        elif k in ("enum", "const", "examples"):
+            out[k] = v
+        elif k not in _ENFORCED:
+            out[k] = _lean(v)
+    return out
+
+
 def generic_system_prompt(tool_schemas: list[dict[str, Any]]) -> str:
     """The tool instructions for models whose template cannot list tools."""
-    listing = "\n".join(json.dumps(s["function"], ensure_ascii=False) for s in tool_schemas)
+    listing = "\n".join(json.dumps(s["function"], ensure_ascii=False) for s in shown_schemas(tool_schemas))
     return load_prompt("generic_tools").format(tools=listing)
 
 

@@ -105,6 +105,10 @@ class AgentConfig:
     # reversed) calls calculate once what it names is read, and answers from its result;
     # any other task may not call it (beside other tools).
     calculate_when_asked: bool = True
+    # A question that counts the files of a type ("How many .png files are in images?"),
+    # or names a file that is not there, calls find_files for them first: offered list_dir,
+    # the 0.5B model counted every entry, or read another file and said the missing one exists.
+    find_first: bool = True
 
 
 @dataclass
@@ -264,6 +268,7 @@ class Agent:
         read: set[str] | None = None,
         terms: list[str] | None = None,
         expressions: list[str] | None = None,
+        finds: tuple[list[str], list[str]] | None = None,
     ) -> Constraint | None:
         """The step's constraint; ``only``: a call of an irreversible tool, or of a
         read-only one; ``task``: writes narrowed to the paths it allows (policy.write_targets);
@@ -301,6 +306,8 @@ class Agent:
             schemas = [_pattern_only(s, terms) if t.name == "search" else s for t, s in zip(tools, schemas)]
         if expressions:
             schemas = [_with_enum(s, "expression", expressions) if t.name == "calculate" else s for t, s in zip(tools, schemas)]
+        if finds:
+            schemas = [_with_enum(_narrow_path(s, finds[1]), "pattern", finds[0]) if t.name == "find_files" else s for t, s in zip(tools, schemas)]
         return build_constraint(
             schemas,
             choice,
@@ -320,6 +327,8 @@ class Agent:
             return None
         schema = _narrow_path(schema, paths)
         props = schema["function"]["parameters"].get("properties", {})
+        if t.name == "write_file" and "edit_file" in self.tools.names() and policy.replaces_words(task) and set(paths) <= read:
+            return None  # the file is there and read: the words are replaced by edit_file
         if policy.appends(task):
             if "append" not in props:
                 return None
@@ -332,6 +341,9 @@ class Agent:
         if len(paths) == 1 and paths[0] in read and arg in props and path_arg in props:
             text = self._text(paths[0])
             if text is not None and (pieces := policy.spans(text, path=paths[0])):
+                if "new" in props and (word := policy.new_word(task)) is not None:
+                    pieces = policy.word_spans(pieces)
+                    schema = _with_enum(schema, "new", [word])
                 schema = _with_enum(schema, arg, policy.named_spans(task, pieces))
         if "all" in props and policy.edits_every(task):
             schema = _with_enum(schema, "all", [True], required=True)
@@ -471,9 +483,12 @@ class Agent:
         choice, threshold = self._choice, self._threshold()
         only: Literal["changes", "looks"] | None = None
         reads = self._next_reads(s, choice)
-        terms = self._search_terms(s, choice)
+        finds = self._finds(s, choice)
+        terms = [] if finds else self._search_terms(s, choice)  # a name to find is more than a word
         if terms:
             choice, threshold = ToolChoice("required", "search"), None
+        if finds:
+            choice, threshold = ToolChoice("required", "find_files"), None
         if reads:
             choice, threshold = ToolChoice("required", "read_file"), None
         if s.retry_offered and choice.mode == "auto" and self.config.constrained:
@@ -487,7 +502,7 @@ class Agent:
         if not reads and not terms and self._calculates(s):
             choice = ToolChoice("required", "calculate")
             return Turn(choice, None, only, expressions=policy.expressions(s.task, s.msgs))
-        return Turn(choice, threshold, only, reads, terms)
+        return Turn(choice, threshold, only, reads, terms, finds=finds)
 
     def _ask(self, s: "RunState", msgs: list[Message], turn: "Turn", t0: float, *, tools_shown: bool = True) -> Generation | None:
         """Generate the step's turn (a new step); None when the step ended the run.
@@ -495,7 +510,7 @@ class Agent:
         try:
             grammar = self._grammar(
                 s.schemas, turn.choice, s.path_failed, only=turn.only, task=s.task, reads=turn.reads, read=s.read,
-                terms=turn.terms, expressions=turn.expressions,
+                terms=turn.terms, expressions=turn.expressions, finds=turn.finds,
             )
         except ConstraintError as e:
             s.stop = Stop(StopReason.CONSTRAINT_ERROR, str(e))
@@ -731,6 +746,16 @@ class Agent:
             return []
         return policy.search_words(s.task, self.workspace, tried)[:50]
 
+    def _finds(self, s: "RunState", choice: ToolChoice) -> tuple[list[str], list[str]] | None:
+        """(globs, folders) the step's find_files must take (policy.finds_first): a question
+        counting files of a type, or naming a file that is not there, until a find has run."""
+        cfg = self.config
+        if not (cfg.find_first and cfg.constrained and choice.mode == "auto") or "find_files" not in self.tools.names():
+            return None
+        if any(c.name == "find_files" for m in s.msgs if m.role == "assistant" for c in m.tool_calls):
+            return None
+        return policy.finds_first(s.task, self.workspace)
+
     def _must_look(self, task: str, choice: ToolChoice) -> bool:
         return (
             self.config.call_when_task_names_path
@@ -942,6 +967,7 @@ class Turn:
     reads: list[str] = field(default_factory=list)  # the read must be of one of these files
     terms: list[str] = field(default_factory=list)  # the search must be for one of these words
     expressions: list[str] = field(default_factory=list)  # calculate takes one of these
+    finds: tuple[list[str], list[str]] | None = None  # find_files takes one of these globs, folders
 
 
 @dataclass

@@ -74,7 +74,7 @@ _NOT_TERMS = frozenset(
 )
 # A question after the file that holds a word: "which file in docs mentions X?"
 _WHICH_FILE = re.compile(r"\b(which|where|what|find)\b", re.IGNORECASE)
-_MENTIONS = re.compile(r"\b(mention\w*|refer\w*|talks? about|contain\w*|says?)\b", re.IGNORECASE)
+_MENTIONS = re.compile(r"\b(mention\w*|refer\w*|talks? about|contain\w*|says?|appear\w*|includ\w*|has \S+ in it)\b", re.IGNORECASE)
 
 
 def task_words(task: str) -> list[str]:
@@ -95,6 +95,47 @@ def searches_first(task: str, workspace: Workspace | None) -> bool:
     # Not when it names a file, there or not: "What does config/secrets.env say?" reads it.
     named_file = any(PATH_SHAPED.fullmatch(w) for w in path_words(task)) or any((workspace.root / p).is_file() for p in workspace.mentioned(task))
     return asks_which_file(task) and not named_file
+
+
+_COUNTS = re.compile(r"\bhow many\b|\bcount\b|\bnumber of\b", re.IGNORECASE)
+_EXTENSION = re.compile(r"(?<![\w.])\.([A-Za-z0-9]{1,8})\b")
+
+
+def counted_files(task: str, workspace: Workspace | None) -> tuple[list[str], list[str]] | None:
+    """(globs, folders) of a question that counts the files of a type it names by extension
+    ("How many .png files are in images?"): the folders it names, or the root."""
+    if workspace is None or not asks_only(task) or not _COUNTS.search(task) or not re.search(r"\bfiles?\b", task, re.IGNORECASE):
+        return None
+    globs = list(dict.fromkeys(f"*.{ext}" for ext in _EXTENSION.findall(task)))
+    if not globs:
+        return None
+    folders = [p for p in workspace.mentioned(task) if (workspace.root / p).is_dir()]
+    return globs, folders or ["."]
+
+
+def finds_first(task: str, workspace: Workspace | None) -> tuple[list[str], list[str]] | None:
+    """(globs, folders) the first find_files of a question must take: the files of a type
+    it counts, or the files it names that are not there."""
+    return counted_files(task, workspace) or missing_named(task, workspace)
+
+
+# Names a file is given without an extension, by convention.
+_BARE_NAMES = re.compile(r"(?:[\w.-]+/)*(LICENSE|README|CHANGELOG|TODO|NOTICE|AUTHORS|CONTRIBUTING|Makefile|Dockerfile)")
+
+
+def missing_named(task: str, workspace: Workspace | None, limit: int = 200) -> tuple[list[str], list[str]] | None:
+    """(names, ["."]) of the files a question names that are not there and that no file
+    there may mean (a misspelling, another case or folder): looked for by name first, so
+    the answer rests on "no files named like ...". Free, the 0.5B model read another file
+    and said the one asked about exists."""
+    if workspace is None or wants_change(task):
+        return None
+    existing = workspace.text_files(limit)
+    shaped = [w for w in sorted(path_words(task)) if PATH_SHAPED.fullmatch(w) or _BARE_NAMES.fullmatch(w)]
+    missing = [w for w in shaped if not (workspace.root / w).exists() and not any(_may_mean(w, e) for e in existing)]
+    if not missing or len(existing) >= limit:
+        return None
+    return list(dict.fromkeys(posixpath.basename(w) for w in missing)), ["."]
 
 
 def asks_which_file(task: str) -> bool:
@@ -158,8 +199,8 @@ def expressions(task: str, history: list[Message], limit: int = 6) -> list[str]:
 
 
 _OPERATIONS = {
-    "sum": re.compile(r"\b(total|sum|add up|adds up|plus|altogether|combined)\b|\d\s*\+\s*\d", re.IGNORECASE),
-    "max": re.compile(r"\b(larger|largest|bigger|biggest|greater|greatest|(?<!at )most|higher|highest|maximum)\b", re.IGNORECASE),
+    "sum": re.compile(r"\b(total|sum|add up|adds up|plus|altogether|combined)\b|\bhow (many|much)\b[^?]*\btogether\b|\d\s*\+\s*\d", re.IGNORECASE),
+    "max": re.compile(r"\b(larger|largest|bigger|biggest|greater|greatest|(?:has|have|holds?) more|(?<!at )most|higher|highest|maximum)\b", re.IGNORECASE),
     "min": re.compile(r"\b(smaller|smallest|fewer|fewest|(?<!at )least|lower|lowest|minimum)\b", re.IGNORECASE),
     "difference": re.compile(r"\b(difference|minus|subtract\w*)\b|\d\s*-\s*\d", re.IGNORECASE),
     "product": re.compile(r"\b(times|multiplied|product)\b|\d\s*[*\u00d7]\s*\d", re.IGNORECASE),
@@ -275,6 +316,37 @@ def named_spans(task: str, pieces: list[str]) -> list[str]:
     rx = [re.compile(rf"(?<![\w-]){re.escape(w)}(?![\w-])", re.IGNORECASE) for w in words]
     kept = [p for p in pieces if any(r.search(p) for r in rx)]
     return kept or pieces
+
+
+_RENAME = re.compile(r"\brenam", re.IGNORECASE)
+_ONE_WORD = re.compile(r"[\w][\w.-]*")
+
+
+def new_word(task: str) -> str | None:
+    """The one word an edit task gives as its new text: quoted after 'to', 'with' or 'should
+    be' ("it should be 'receive'"), or, for a rename, the word after 'to'. Then the edit
+    replaces a word of the file with it. Free, the 0.5B model wrote 'compute everywhere'
+    for "rename calc to compute everywhere in app/worker.py"."""
+    if not wants_change(task) or len(parts := _NEW_TEXT.split(task)) < 2:
+        return None
+    tail = parts[-1]
+    quoted = [next(g for g in m.groups() if g) for m in _QUOTED.finditer(tail)]
+    if quoted:
+        return quoted[0] if len(quoted) == 1 and _ONE_WORD.fullmatch(quoted[0]) else None
+    word = re.match(r"\s*([A-Za-z_]\w*)", tail) if _RENAME.search(task) else None
+    return word.group(1) if word else None
+
+
+def replaces_words(task: str) -> bool:
+    """Whether a change replaces words inside a file (a rename, a word given as new text):
+    then it is an edit, not a write. Offered write_file for "rename emit to publish", the
+    0.5B model appended 'This is a test file.'."""
+    return (edits_every(task) or new_word(task) is not None) and not appends(task)
+
+
+def word_spans(pieces: list[str]) -> list[str]:
+    """The pieces of a file that are one word (what a word given as new text replaces)."""
+    return [p for p in pieces if _ONE_WORD.fullmatch(p)] or pieces
 
 
 _EVERY = re.compile(r"\b(rename|every|everywhere|throughout|all occurrences|each occurrence|all uses)\b", re.IGNORECASE)

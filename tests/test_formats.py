@@ -7,7 +7,7 @@ import json
 from hypothesis import given
 from hypothesis import strategies as st
 
-from localagent.formats import CALL_CLOSE, CALL_OPEN, generic_system_prompt, parse, render_call
+from localagent.formats import CALL_CLOSE, CALL_OPEN, generic_system_prompt, parse, render_call, shown_schemas
 
 
 def test_prose_only() -> None:
@@ -111,3 +111,30 @@ def test_generic_system_prompt_lists_every_tool() -> None:
     text = generic_system_prompt(schemas)
     assert '"name": "read_file"' in text and '"name": "list_dir"' in text
     assert CALL_OPEN in text and '{"name": "TOOL_NAME"' in text  # the braces survived .format
+
+
+def test_the_prompt_shows_a_schema_without_what_decoding_enforces() -> None:
+    nested = {"type": "object", "properties": {"n": {"type": "integer", "minimum": 1, "maximum": 9}}, "additionalProperties": False}
+    params = {
+        "type": "object",
+        "additionalProperties": False,
+        "properties": {
+            "minimum": {"type": "string", "minLength": 1, "maxLength": 5, "description": "a property named like a bound"},
+            "mode": {"type": "string", "enum": ["a", "b"], "default": "a"},
+            "items": {"type": "array", "items": nested, "maxItems": 3},
+        },
+        "required": ["minimum"],
+    }
+    schema = {"type": "function", "function": {"name": "t", "description": "d", "parameters": params}}
+    (shown,) = shown_schemas([schema])
+    p = shown["function"]["parameters"]
+    assert p == {
+        "properties": {
+            "minimum": {"type": "string", "description": "a property named like a bound"},
+            "mode": {"type": "string", "enum": ["a", "b"]},
+            "items": {"type": "array", "items": {"type": "object", "properties": {"n": {"type": "integer"}}}},
+        },
+        "required": ["minimum"],
+    }
+    assert schema["function"]["parameters"] is params and params["additionalProperties"] is False  # not changed in place
+    assert shown["function"]["name"] == "t" and shown["type"] == "function"

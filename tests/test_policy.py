@@ -421,10 +421,29 @@ def test_an_edit_of_a_settings_line_keeps_its_style(tmp_path: Path, old: str, ne
         ("Which file has the fewest lines, at least as counted by wc?", True),
         ("Write a long story, at least five paragraphs, about a lighthouse keeper.", False),
         ("Say at most three words about notes.txt.", False),
+        ("How many apples are there in a.txt and b.txt together?", True),
+        ("Which of a.txt and b.txt has more chairs, and how many?", True),
+        ("Read a.txt and b.txt together.", False),
+        ("Tell me more about notes.txt.", False),
     ],
 )
 def test_a_question_that_asks_for_something_worked_out(task: str, computes: bool) -> None:
     assert policy.computes(task) is computes
+
+
+@pytest.mark.parametrize(
+    "task, asks",
+    [
+        ("Which file in docs mentions the zeppelin?", True),
+        ("In ops, which file has tangerine in it?", True),
+        ("Name the file in ops where volcano appears.", True),
+        ("Which file includes the word marmalade?", True),
+        ("Which file is the largest in docs?", False),
+        ("What does notes.txt say?", False),
+    ],
+)
+def test_a_question_that_asks_which_file_holds_a_word(task: str, asks: bool) -> None:
+    assert policy.asks_which_file(task) is asks
 
 
 def test_only_a_task_that_asks_for_something_worked_out_may_call_calculate(ws: Workspace) -> None:
@@ -493,3 +512,85 @@ def test_a_rename_replaces_every_occurrence(ws: Workspace) -> None:
     agent, _ = _agent(ws, [])
     c = agent._grammar(agent.tools.schemas(), agent._choice, task="Replace every 4821 in notes.txt with 1234.", read={"notes.txt"})
     assert c is not None and '-all ::= "true"' in c.text  # required, and true
+
+
+def test_a_question_counting_files_of_a_type_names_the_glob_and_folder(ws: Workspace) -> None:
+    assert policy.counted_files("How many .md files are in the docs folder?", ws) == (["*.md"], ["docs"])
+    assert policy.counted_files("Count the .cfg files.", ws) == (["*.cfg"], ["."])
+    assert policy.counted_files("How many lines does notes.txt have?", ws) is None  # a file's lines, not files
+    assert policy.counted_files("How many files are in docs?", ws) is None  # no type named: list_dir counts
+    assert policy.counted_files("Create two .md files in docs.", ws) is None  # not a question
+
+
+def test_a_count_of_files_of_a_type_calls_find_files_for_it_first(ws: Workspace) -> None:
+    (ws.root / "docs" / "b.md").write_text("b\n")
+    (ws.root / "docs" / "c.txt").write_text("c\n")
+    agent, fake = _agent(ws, [call_text("find_files", pattern="*.md", path="docs"), "There are 2 .md files in docs."])
+    r = agent.run("How many .md files does the docs folder hold?")
+    assert [c.name for rec in r.records for c in rec.calls] == ["find_files"]
+    grammar = fake.options[0].grammar or ""
+    assert '\\"*.md\\"' in grammar and '\\"docs\\"' in grammar and "list_dir" not in grammar
+    assert "2 files" in r.records[0].results[0].content and r.answer == "There are 2 .md files in docs."
+    assert '\\"*.md\\"' not in (fake.options[1].grammar or "")  # not forced again once it ran
+
+
+@pytest.mark.parametrize(
+    "task, word",
+    [
+        ("Fix the typo 'recieve' in notes/setup.md: it should be 'receive'.", "receive"),
+        ("In notes/setup.md, 'teh' is misspelt; correct it to 'the'.", "the"),
+        ("Rename the function calc to compute everywhere in app/worker.py.", "compute"),
+        ("In lib/worker.py, rename emit to publish (the definition and every use).", "publish"),
+        ("Replace 'hello world' with 'goodbye world' in notes.txt.", None),  # not one word: free
+        ("Change the port in config.cfg to 9090.", None),  # a setting: its own rule (setting_new)
+        ("What is 'teh' changed to in notes/setup.md?", None),  # a question
+    ],
+)
+def test_the_one_word_an_edit_gives_as_its_new_text(task: str, word: str | None) -> None:
+    assert policy.new_word(task) == word
+
+
+def test_an_edit_that_gives_its_new_word_replaces_a_word_with_it(ws: Workspace) -> None:
+    (ws.root / "app.py").write_text("def calc(text):\n    return calc_all(text)\n")
+    agent, _ = _agent(ws, [])
+    task = "Rename the function calc to compute everywhere in app.py."
+    c = agent._grammar(agent.tools.schemas(), agent._choice, task=task, read={"app.py"})
+    assert c is not None and '\\"compute\\"' in c.text and '\\"calc\\"' in c.text
+    assert "compute everywhere" not in c.text and "def calc(text):" not in c.text  # a word for a word
+
+
+def test_a_rename_in_a_file_that_was_read_is_an_edit_not_a_write(ws: Workspace) -> None:
+    (ws.root / "app.py").write_text("def emit(text):\n    return emit_all(text)\n")
+    agent, _ = _agent(ws, [])
+    task = "Rename the function emit to publish everywhere in app.py."
+    read = agent._grammar(agent.tools.schemas(), agent._choice, task=task, read={"app.py"})
+    unread = agent._grammar(agent.tools.schemas(), agent._choice, task=task)
+    assert read is not None and "write_file" not in read.text and "edit_file" in read.text
+    assert unread is not None and "write_file" in unread.text  # not read yet: nothing known to keep
+    append = agent._grammar(agent.tools.schemas(), agent._choice, task="Append the line 'x' to app.py.", read={"app.py"})
+    assert append is not None and "write_file" in append.text
+
+
+@pytest.mark.parametrize(
+    "task, found",
+    [
+        ("Is CHANGELOG.md here? Tell me what it says if it is.", (["CHANGELOG.md"], ["."])),
+        ("Print the contents of docs/roadmap.md, or say it is missing.", (["roadmap.md"], ["."])),
+        ("Does LICENSE exist? If yes, what does it contain?", (["LICENSE"], ["."])),
+        ("What does notes.txt say?", None),  # there
+        ("What does notse.txt say?", None),  # a misspelling of a file there: read that one
+        ("What does NOTES.TXT say?", None),  # another case
+        ("Create CHANGELOG.md with the line 'v1'.", None),  # a file to create
+        ("How many .png files are in docs?", (["*.png"], ["docs"])),
+    ],
+)
+def test_a_question_about_a_missing_file_or_a_count_finds_first(ws: Workspace, task: str, found: object) -> None:
+    assert policy.finds_first(task, ws) == found
+
+
+def test_a_question_about_a_missing_file_looks_for_it_by_name_first(ws: Workspace) -> None:
+    agent, fake = _agent(ws, [call_text("find_files", pattern="CHANGELOG.md", path="."), "There is no CHANGELOG.md."])
+    r = agent.run("Is there a CHANGELOG.md? If so, what is in it?")
+    grammar = fake.options[0].grammar or ""
+    assert '\\"CHANGELOG.md\\"' in grammar and "read_file" not in grammar
+    assert r.records[0].results[0].content.startswith("no files named like 'CHANGELOG.md'")

@@ -113,3 +113,21 @@ def test_a_forced_answer_says_what_was_found(qwen, tmp_path) -> None:  # type: i
     lines = [ln.strip() for ln in body.splitlines() if ln.strip()]
     assert lines and max(lines.count(ln) for ln in lines) == 1, r.answer  # no line said twice
     assert not re.search(r"error \(", body), r.answer
+
+
+def test_a_file_that_is_not_there_is_said_to_be_missing(qwen) -> None:  # type: ignore[no-untyped-def]
+    # Asked about a CHANGELOG.md that was not there, the model read another file and said
+    # "Yes, there is a CHANGELOG.md"; now the first call looks for it by name.
+    runs = _run(qwen, _of("missing_file", n=3))
+    assert all(r.calls and r.calls[0].startswith("find_files(") for r in runs), [(r.id, r.calls) for r in runs]
+    assert _done(runs) >= 2, _why(runs)
+
+
+def test_files_of_a_type_are_counted_by_finding_them(qwen) -> None:  # type: ignore[no-untyped-def]
+    # "How many .png files does images hold?": the model read the folder as a file, or
+    # counted every entry of a listing ("1.png"); now it finds the type first.
+    counts = [t for split in ("test", "dev") for t in generate(split, seed=SEED) if t.kind == "count"]
+    tasks = [t for t in counts if re.search(r"\.[a-z]{3,4} files", t.prompt)][:3]
+    runs = _run(qwen, tasks)
+    assert len(runs) == 3 and all(r.calls and r.calls[0].startswith("find_files(") for r in runs), [(r.id, r.calls) for r in runs]
+    assert _done(runs) >= 2, _why(runs)

@@ -46,3 +46,16 @@ def test_a_corrupt_entry_is_rebuilt_not_used(tmp_path: Path, damage: str) -> Non
     assert again.info["warm_start"] == "saved", "the damaged entry must be rebuilt"
     assert again.text == cold.text
     assert _backend(tmp_path).generate(MSGS, [], GenerateOptions(max_tokens=6)).info["warm_start"] == "loaded"
+
+
+def test_the_prefix_of_the_default_agent_is_lean(qwen: LlamaBackend, tmp_path: Path) -> None:
+    """Instructions and the six built-in tools within 800 tokens on the default model (issue 18);
+    calculate, the seventh, within 60 more."""
+    from localagent.assemble import default_config, workspace_setup
+
+    tools = [t.openai_schema() for t in workspace_setup(tmp_path).tools]
+    six = [s for s in tools if s["function"]["name"] != "calculate"]
+    system = [Message("system", default_config().system_prompt or "")]
+    size = lambda schemas: len(qwen.tokenize(qwen.render(system, schemas, add_generation_prompt=False)))  # noqa: E731
+    assert len(six) == 6 and size(six) <= 800
+    assert size(tools) - size(six) <= 60

@@ -22,7 +22,7 @@ from localagent.backends.base import GenerateOptions
 from localagent.backends.server import Retries, ServerBackend, openai_messages, text_messages
 from localagent.tools.builtin import workspace_tools
 from localagent.errors import ConfigError
-from localagent.formats import render_call
+from localagent.formats import render_call, shown_schemas
 from localagent.messages import Message, ToolCall
 from localagent.trace import read_trace
 from localagent.tools.workspace import Workspace
@@ -645,7 +645,7 @@ def test_a_template_that_lists_tools_gets_them_and_the_history_in_its_shape(stub
     asked, bare, step = stub.requests
     assert asked["tools"] and "tools" not in bare and asked["max_tokens"] == bare["max_tokens"] == 1
     assert b.template_tools and b.native_tools
-    assert step["tools"] == TOOLS and step["grammar"] == 'root ::= "x"' and "tool_choice" not in step
+    assert step["tools"] == shown_schemas(TOOLS) and step["grammar"] == 'root ::= "x"' and "tool_choice" not in step
     assert step["messages"][0] == {"role": "system", "content": "Be brief."}  # no tool text of ours
     assert step["messages"][2:] == [{"role": "assistant", "content": render_call("read_file", {"path": "notes.txt"})},
                                     {"role": "tool", "content": "PURPLE-42", "tool_call_id": "call_1_0"}]

@@ -26,7 +26,7 @@ from llama_cpp import Llama
 from llama_cpp.llama_speculative import LlamaPromptLookupDecoding
 
 from ..errors import BackendError, ConstraintError
-from ..formats import CALL_OPEN, text_messages
+from ..formats import CALL_OPEN, shown_schemas, text_messages
 from ..constraint.jump import forced_text
 from ..messages import Message
 from ..policy import STRUCTURED_STARTS
@@ -206,7 +206,7 @@ class LlamaBackend:
         return render(
             self.template,
             dicts,
-            tools=schemas if self.native_tools else None,
+            tools=shown_schemas(schemas) if self.native_tools else None,
             add_generation_prompt=add_generation_prompt,
             bos_token=self._bos,
             eos_token=self._eos,

@@ -45,7 +45,7 @@ import httpx2
 from ..constraint.grammar import decided_grammar
 from ..dispatch import estimate_tokens
 from ..errors import ConfigError
-from ..formats import CALL_CLOSE, CALL_OPEN, render_call, render_result, text_messages
+from ..formats import CALL_CLOSE, CALL_OPEN, render_call, render_result, shown_schemas, text_messages
 from ..messages import Message
 from ..policy import STRUCTURED_STARTS
 from .base import Decision, FinishReason, Generation, GenerateOptions
@@ -304,7 +304,7 @@ class ServerBackend:
         sent = self.request_messages(messages, tools)
         n = sum(self.count_tokens(_content(d)) + 4 for d in sent) + 3
         if self.native_tools and tools:
-            n += self.count_tokens(json.dumps(tools, ensure_ascii=False))
+            n += self.count_tokens(json.dumps(tools if self._dialect() == "openai" else shown_schemas(tools), ensure_ascii=False))
         return n
 
     # -- requests --------------------------------------------------------------------
@@ -341,7 +341,7 @@ class ServerBackend:
             if grammar:
                 body["grammar"] = grammar
             if self.native_tools and tools:
-                body["tools"] = tools  # for the template only: no tool_choice, so the grammar decides
+                body["tools"] = shown_schemas(tools)  # for the template only: no tool_choice, so the grammar decides
             # The rest of the chain as in-process (llama-cpp-python's server's penalty defaults to 1.1).
             body.update(top_k=options.top_k, min_p=options.min_p, repeat_penalty=options.repeat_penalty)
         if dialect in ("vllm", "vllm-legacy"):  # vLLM's penalty: on prompt and reply, no window

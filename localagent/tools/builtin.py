@@ -135,13 +135,12 @@ def read_file(
     path: Annotated[
         str,
         WorkspacePath(kind="file", text=True, max_bytes=MAX_FILE_BYTES),
-        Field(description="File path relative to the workspace root, e.g. 'src/main.py'."),
+        Field(description="Path from the root, e.g. 'src/main.py'."),
     ],
-    offset: Annotated[int, Field(ge=0, description="Lines to skip first; 0 starts at line 1.")] = 0,
-    length: Annotated[int, Field(ge=1, description="Most lines to return (at most 2000).")] = 200,
+    offset: Annotated[int, Field(ge=0, description="Lines to skip.")] = 0,
+    length: Annotated[int, Field(ge=1, description="Most lines.")] = 200,
 ) -> str:
-    """Read a text file (lines offset+1 to offset+length), ending with its line count.
-    For a folder use list_dir."""
+    """Read a text file; ends with its line count."""
     length = min(length, 2000)  # a bound, not an error: the 0.5B model asked for 200000 and sent it again
     p = cx.ws.resolve(path, kind="file")
     with open(cx.ws.open(p), "rb") as raw:  # by handle from the root: a folder swapped for a link is refused
@@ -196,12 +195,11 @@ def list_dir(
     path: Annotated[
         str,
         WorkspacePath(kind="dir"),
-        Field(description="Folder relative to the workspace root; '.' is the root."),
+        Field(description="Folder; '.' is the root."),
     ] = ".",
-    max_entries: Annotated[int, Field(ge=1, description="Most entries to return (at most 1000).")] = 200,
+    max_entries: Annotated[int, Field(ge=1, description="Most entries.")] = 200,
 ) -> str:
-    """List a folder: one name per line, folders first (ending in '/'), then counts.
-    Not its subfolders' contents."""
+    """List a folder's entries (folders end in '/'), not its subfolders' contents."""
     max_entries = min(max_entries, 1000)
     dirs, files = _entries(cx.ws, cx.ws.resolve(path, kind="dir"))
     names = [_shown(d) + "/" for d in sorted(dirs)] + [_shown(f) for f in sorted(files)]
@@ -239,20 +237,19 @@ def search(
     cx: BuiltinContext,
     pattern: Annotated[
         str,
-        Field(min_length=1, max_length=500, description="The text to find."),
+        Field(min_length=1, max_length=500, description="Text to find."),
     ],
     path: Annotated[
         str,
         WorkspacePath(),
-        Field(description="Folder or file to search; '.' is everything."),
+        Field(description="Folder or file; '.' is everything."),
     ] = ".",
     regex: Annotated[
-        bool, Field(description="Read pattern as a regular expression (RE2).")
+        bool, Field(description="pattern is a regular expression.")
     ] = False,
-    max_results: Annotated[int, Field(ge=1, description="Most matching lines to return (at most 500).")] = 50,
+    max_results: Annotated[int, Field(ge=1, description="Most lines.")] = 50,
 ) -> str:
-    """Find the lines holding a text in the files under a path, like grep: one
-    'path:line: text' per match. Case is ignored unless the pattern has a capital."""
+    """Find the lines holding a text in files, like grep: 'path:line: text' each."""
     max_results = min(max_results, 500)
     try:
         matches = compile_search(pattern, regex=regex)
@@ -302,11 +299,10 @@ def _search_notes(skipped: Counter[str], full: bool) -> list[str]:
 
 def find_files(
     cx: BuiltinContext,
-    pattern: Annotated[str, Field(min_length=1, max_length=200, description="A file name pattern, e.g. '*.txt'.")],
-    path: Annotated[str, WorkspacePath(kind="dir"), Field(description="Folder to look under; '.' is everything.")] = ".",
+    pattern: Annotated[str, Field(min_length=1, max_length=200, description="File name pattern, e.g. '*.txt'.")],
+    path: Annotated[str, WorkspacePath(kind="dir"), Field(description="Folder; '.' is everything.")] = ".",
 ) -> str:
-    """Find files by name under a folder and its subfolders (a glob such as '*.txt');
-    says how many there are and lists their paths."""
+    """Find files by name under a folder, at any depth; says how many and lists them."""
     start = cx.ws.resolve(path, kind="dir")
     found = sorted(rel for rel, is_dir in cx.ws.walk(start=start) if not is_dir and _glob(pattern, rel))
     where = cx.ws.relative(start)
@@ -552,13 +548,12 @@ def write_file(
     path: Annotated[
         str,
         WorkspacePath(kind="file", must_exist=False),
-        Field(description="File to create or replace, relative to the workspace root: 'a.txt' is at the root, 'docs/a.txt' in docs."),
+        Field(description="Path from the root, e.g. 'docs/a.txt'."),
     ],
-    content: Annotated[str, Field(max_length=MAX_WRITE_CHARS, description="The whole new text of the file.")],
-    append: Annotated[bool, Field(description="Add content at the end of the file instead of replacing it.")] = False,
+    content: Annotated[str, Field(max_length=MAX_WRITE_CHARS, description="The text.")],
+    append: Annotated[bool, Field(description="Add content at the end.")] = False,
 ) -> str:
-    """Create a file, replace all of one, or (append=true) add lines at its end. To
-    change part of a file use edit_file. A person approves each call."""
+    """Create or replace a file, or add lines at its end (append). A person approves it."""
     p, before, after = _planned_write(cx, path, content, append)
     _write_atomic(cx.ws, p, after)
     what = "created" if before is None else "appended to" if append else "replaced"
@@ -570,16 +565,15 @@ def edit_file(
     path: Annotated[
         str,
         WorkspacePath(kind="file", text=True, max_bytes=MAX_EDIT_BYTES),
-        Field(description="Existing file to change, relative to the workspace root."),
+        Field(description="Path from the root."),
     ],
     old: Annotated[
-        str, Field(min_length=1, max_length=MAX_WRITE_CHARS, description="The exact text to replace, copied from the file.")
+        str, Field(min_length=1, max_length=MAX_WRITE_CHARS, description="Exact text in the file.")
     ],
-    new: Annotated[str, Field(max_length=MAX_WRITE_CHARS, description="The text to put in its place.")],
-    all: Annotated[bool, Field(description="Replace every occurrence, not only a unique one.")] = False,
+    new: Annotated[str, Field(max_length=MAX_WRITE_CHARS, description="Its replacement.")],
+    all: Annotated[bool, Field(description="Replace every occurrence.")] = False,
 ) -> str:
-    """Replace exact text in a file, leaving the rest as it is: old must occur once,
-    or set all=true to replace every occurrence. A person approves each call."""
+    """Replace text that occurs once in a file (all: every occurrence). A person approves it."""
     p, before, after = _planned_edit(cx, path, old, new, all)
     assert before is not None
     _write_atomic(cx.ws, p, after)

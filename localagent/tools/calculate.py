@@ -81,9 +81,9 @@ def evaluate(expression: str) -> Any:
 
 
 def calculate(
-    expression: Annotated[str, Field(min_length=1, max_length=300, description="A Python expression over numbers and quoted text.")],
+    expression: Annotated[str, Field(min_length=1, max_length=300, description="A Python expression.")],
 ) -> str:
-    """Work out arithmetic, a comparison or a text operation exactly; never do it in your head."""
+    """Work out arithmetic or a text operation exactly."""
     value = evaluate(expression)
     return f"{expression} = {value!r}" if not isinstance(value, str) else f"{expression} = {value}"
 

@@ -45,7 +45,7 @@ FILLER = [
 
 NOT_FOUND = (
     r"(does not|doesn't|did not|didn't|do not|don't|is not|isn't|cannot|can't|could not|couldn't|unable to|no such|not)"
-    r"[^.]{0,40}(exist|found|find|locate|present|there|available)|\bno (such )?(file|changelog|license|\w+ file)\b|missing"
+    r"[^.]{0,40}(exist|found|find|locate|present|there|available)|\bno (such )?(files?|changelog|license|\w+ file)\b|\bthere is no\b|\bno \S+ (was )?found\b|missing"
 )
 
 
