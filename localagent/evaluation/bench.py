@@ -232,13 +232,22 @@ def kv_reuse(s: Setup, steps: int = 10) -> dict[str, Any]:
     }
 
 
-def loop_overhead(s: Setup) -> dict[str, Any]:
-    """Share of a real run's wall time spent outside the model."""
-    from ..loop import Agent, AgentConfig
+def loop_overhead(s: Setup, n_files: int = 5000) -> dict[str, Any]:
+    """Share of a real run's wall time outside the model's generation (which holds our
+    decoder's per-token work): the walks of a root of ``n_files`` files, the policy, the
+    tools, rendering and the trace file written, on the code path of `localagent run`."""
+    from ..assemble import assemble, workspace_setup
 
-    agent = Agent(s.backend, s.tools, root=s.root, config=AgentConfig(system_prompt=s.system.split("\n\n")[0]))
+    root = Path(tempfile.mkdtemp(prefix="localagent-bench-big-"))
+    (root / "notes.txt").write_text("The launch code is PURPLE-42.\n")
+    for i in range(n_files - 1):
+        folder = root / f"d{i // 100:02d}"
+        folder.mkdir(exist_ok=True)
+        (folder / f"f{i}.txt").write_text(f"line {i}\n")
+    agent = assemble(s.backend, workspace_setup(root, yes=True))
+    trace = root.parent / f"{root.name}.jsonl"
     t0 = time.monotonic()
-    r = agent.run(TASK)
+    r = agent.run(TASK, trace=trace)
     wall = time.monotonic() - t0
     model = sum(rec.generation.seconds for rec in r.records)
     return {
@@ -246,6 +255,8 @@ def loop_overhead(s: Setup) -> dict[str, Any]:
         "loop_run_seconds": round(wall, 3),
         "loop_run_steps": r.steps,
         "loop_run_answer": r.answer,
+        "loop_root_files": n_files,
+        "loop_trace_bytes": trace.stat().st_size,
     }
 
 
