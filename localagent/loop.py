@@ -109,6 +109,9 @@ class AgentConfig:
     # or names a file that is not there, calls find_files for them first: offered list_dir,
     # the 0.5B model counted every entry, or read another file and said the missing one exists.
     find_first: bool = True
+    # An append task whose named files are all read appends next (no more looking): asked
+    # to add a line to shopping.txt, the 0.5B model read it, then three other files.
+    append_once_read: bool = True
 
 
 @dataclass
@@ -493,7 +496,7 @@ class Agent:
             choice, threshold = ToolChoice("required", "read_file"), None
         if s.retry_offered and choice.mode == "auto" and self.config.constrained:
             choice, threshold = ToolChoice("required"), None  # an error offered the corrected call: no answer yet
-        if s.checked_change and not s.changes and s.msgs[-1].role == "user":
+        if (s.checked_change and not s.changes and s.msgs[-1].role == "user") or self._changes_now(s, reads):
             choice, threshold, only = ToolChoice("required"), None, "changes"  # the change it was asked for
         if s.step == 0 and self._must_look(s.task, choice):
             choice, threshold = ToolChoice("required"), None  # look before answering
@@ -707,6 +710,14 @@ class Agent:
         if not (cfg.finish_after_change and cfg.constrained and self._choice.mode == "auto"):
             return False
         return policy.change_done(s.task, s.changed, s.to_create)
+
+    def _changes_now(self, s: "RunState", reads: list[str]) -> bool:
+        """Whether the step must make the change (policy.ready_to_append): no change made
+        yet, and nothing left to read first."""
+        cfg = self.config
+        if not (cfg.append_once_read and cfg.constrained and self._choice.mode == "auto") or reads or s.changes or not s.step:
+            return False
+        return policy.ready_to_append(s.task, self.workspace, s.read)
 
     def _calculates(self, s: "RunState") -> bool:
         """Whether the step must call calculate: the question asks for something worked out

@@ -230,6 +230,13 @@ def look_before_change(task: str, workspace: Workspace | None) -> bool:
     return workspace is not None and wants_change(task) and bool(workspace.mentioned(task))
 
 
+def ready_to_append(task: str, workspace: Workspace | None, read: set[str]) -> bool:
+    """Whether an append task has read every existing file it names: the next call is the
+    append. Only appends: forced to change right after the read, the 0.5B model answered
+    "set port to 9090" with an appending write_file in 13 of 56 dev edits (55/56 -> 42/56)."""
+    return appends(task) and look_before_change(task, workspace) and not unread_named(task, workspace, read)
+
+
 def write_targets(task: str, workspace: Workspace | None, limit: int = 200) -> list[str] | None:
     """The paths a write may name when the task names files: those it names, and the
     existing file each one may misspell. None: no narrowing. Told "create hello.txt" in a

@@ -156,6 +156,27 @@ def test_an_append_task_appends(ws: Workspace) -> None:
     assert not policy.appends("What is the last line of notes.txt?")  # a question, not a change
 
 
+def test_once_the_named_file_is_read_an_append_task_appends_next(ws: Workspace) -> None:
+    task = "Add one more line to notes.txt: Launch at noon."
+    assert not policy.ready_to_append(task, ws, set()) and policy.ready_to_append(task, ws, {"notes.txt"})
+    assert not policy.ready_to_append("What is in notes.txt?", ws, {"notes.txt"})  # a question
+    assert not policy.ready_to_append("Set port to 9090 in config.cfg.", ws, {"config.cfg"})  # an edit
+    read = call_text("read_file", path="notes.txt")
+    write = call_text("write_file", path="notes.txt", content="Launch at noon.\n")
+    agent, fake = _agent(ws, [read, write, "Added."])
+    agent.approver = lambda *a: (True, "")
+    r = agent.run(task)
+    assert r.stop_reason is StopReason.ANSWERED and r.steps == 3
+    looks, change = (fake.options[i].grammar or "" for i in (0, 1))
+    assert "read_file" in looks and "write_file" not in looks
+    assert "write_file" in change and "read_file" not in change and "list_dir" not in change
+    # Off, the step after the read may look again.
+    agent, fake = _agent(ws, [read, write, "Added."])
+    agent.config.append_once_read, agent.approver = False, lambda *a: (True, "")
+    agent.run(task)
+    assert "read_file" in (fake.options[1].grammar or "")
+
+
 def test_a_failed_call_sent_again_is_answered_from_what_was_found(ws: Workspace) -> None:
     task = "What does CHANGELOG.md say? If there is none, say so."
     missing = call_text("read_file", path="CHANGELOG.md")
