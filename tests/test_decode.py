@@ -93,16 +93,16 @@ def backend(target: str, n_ctx: int = 4096) -> Any:
     b: Any = LlamaBackend.__new__(LlamaBackend)
     b.llm = llm = ScriptedLlm(target, n_ctx)
     b.progress, b.n_vocab, b.context_size = False, len(PIECES), n_ctx
-    b._eog_ids, b._structured = {0}, None
+    b.eog_ids, b._structured = {0}, None
     b._trigger = b.tokenize(CALL_OPEN)
-    b._logits = lambda: llm.logits_after(list(llm.input_ids[: llm.n_tokens]))
+    b.logits = lambda: llm.logits_after(list(llm.input_ids[: llm.n_tokens]))
 
     def eval_rows(tokens: list[int]) -> list[np.ndarray]:
         start = list(llm.input_ids[: llm.n_tokens])
         llm.eval(tokens)
         return [llm.logits_after(start + tokens[: i + 1]) for i in range(len(tokens))]
 
-    b._eval_rows = eval_rows
+    b.eval_rows = eval_rows
     return b
 
 
@@ -115,7 +115,7 @@ def options(**kw: Any) -> GenerateOptions:
 def matcher(b: Any, opts: GenerateOptions) -> FailClosed:
     assert opts.lark is not None
     tok = tokenizer([SPECIAL + PIECES[0]] + PIECES[1:], 0, lambda text: b.llm.tokenize(text))
-    return FailClosed(LLGuidanceMatcher(start_matcher(tok, opts.lark), b._eog_ids, len(PIECES)))
+    return FailClosed(LLGuidanceMatcher(start_matcher(tok, opts.lark), b.eog_ids, len(PIECES)))
 
 
 def decode(b: Any, opts: GenerateOptions, m: Any = None, room: int = 1000, prompt: str | None = None) -> Generation:

@@ -183,12 +183,16 @@ class LlamaBackend:
         self._structured: np.ndarray | None = None
         self._llg: Any = None  # the llguidance tokenizer, built at its first use
         self._llg_starts: dict[str, Any] = {}  # Lark grammar -> an llguidance matcher at its start
-        self._eog_ids = {i for i in range(self.n_vocab) if llama_cpp.llama_vocab_is_eog(self._vocab, i)}
+        self.eog_ids = {i for i in range(self.n_vocab) if llama_cpp.llama_vocab_is_eog(self._vocab, i)}
 
     # -- tokens ---------------------------------------------------------------
 
     def _piece(self, token: int) -> str:
-        return self.llm.detokenize([token], special=True).decode("utf-8", errors="replace")
+        return self.token_bytes(token).decode("utf-8", errors="replace")
+
+    def token_bytes(self, token: int) -> bytes:
+        """The bytes of ``token``, a special token's as its text."""
+        return self.llm.detokenize([token], special=True)
 
     def tokenize(self, text: str, *, special: bool = True) -> list[int]:
         """Token ids of ``text`` (template markers parsed as special tokens)."""
@@ -238,20 +242,20 @@ class LlamaBackend:
         it; returns the tokens evaluated here and what was done ("loaded", "saved", "not saved")."""
         if self.prefix_cache is None or not prefix:
             return 0, None
-        prefix = prefix[:-1]  # the last token is left for _prefill, which needs its logits
+        prefix = prefix[:-1]  # the last token is left for prefill, which needs its logits
         held = self.llm.input_ids[: min(self.llm.n_tokens, len(prefix))]
         diff = np.nonzero(held != np.asarray(prefix[: len(held)]))[0]
         if len(held) and (diff[0] if diff.size else len(held)) >= len(prefix) // 2:
-            return 0, None  # the cache holds most of it: _prefill reuses that
+            return 0, None  # the cache holds most of it: prefill reuses that
         key = cache_key(self.model_path, self.template, prefix, self.context_size)
         if self.prefix_cache.load(self.llm.ctx, key, prefix):
             self.llm.input_ids[: len(prefix)] = prefix
             self.llm.n_tokens = len(prefix)
             return 0, "loaded"
-        self._eval(prefix)
+        self._eval_prompt(prefix)
         return len(prefix), "saved" if self.prefix_cache.save(self.llm.ctx, key, prefix) else "not saved"
 
-    def _prefill(self, prompt: list[int]) -> int:
+    def prefill(self, prompt: list[int]) -> int:
         """Evaluate ``prompt``, reusing the cached prefix; returns tokens evaluated."""
         cached = self.llm.input_ids[: self.llm.n_tokens]
         n = min(len(cached), len(prompt) - 1)  # always evaluate >= 1 token for fresh logits
@@ -260,10 +264,10 @@ class LlamaBackend:
             diff = np.nonzero(cached[:n] != np.asarray(prompt[:n]))[0]
             common = int(diff[0]) if diff.size else n
         self.llm.n_tokens = common  # eval() drops the KV cells past this point
-        self._eval(prompt[common:])
+        self._eval_prompt(prompt[common:])
         return len(prompt) - common
 
-    def _eval(self, tokens: list[int]) -> None:
+    def _eval_prompt(self, tokens: list[int]) -> None:
         """``Llama.eval`` of ``tokens``, with a progress bar on a terminal when they are many.
         The chunks are ``Llama.eval``'s own (n_batch tokens each), so the KV cache and the
         logits are the same with or without the bar."""
@@ -291,7 +295,7 @@ class LlamaBackend:
             starts = STRUCTURED_STARTS
             mask = np.zeros(self.n_vocab, dtype=bool)
             for i in range(self.n_vocab):
-                piece = self.llm.detokenize([i], special=True).decode("utf-8", errors="replace")
+                piece = self._piece(i)
                 mask[i] = piece.strip() == "" or piece.lstrip().startswith(starts)
             mask[self._trigger[0]] = True
             self._structured = mask
@@ -327,7 +331,15 @@ class LlamaBackend:
             return None
         return sampler.sample(masked, rng)
 
-    def _eval_rows(self, tokens: list[int]) -> list[np.ndarray]:
+    def eval(self, tokens: list[int]) -> None:
+        """Evaluate ``tokens`` after those in the cache (no bar: the decoder's few at a time)."""
+        self.llm.eval(tokens)
+
+    def rewind(self, n: int) -> None:
+        """Forget the last ``n`` tokens evaluated: their KV cells are dropped on the next eval."""
+        self.llm.n_tokens -= n
+
+    def eval_rows(self, tokens: list[int]) -> list[np.ndarray]:
         """Evaluate ``tokens`` in one batch and return the logits after each."""
         llm = self.llm
         n_past = llm.n_tokens
@@ -341,7 +353,8 @@ class LlamaBackend:
             for i in range(len(tokens))
         ]
 
-    def _logits(self) -> np.ndarray:
+    def logits(self) -> np.ndarray:
+        """The logits after the last token evaluated (a view: valid until the next eval)."""
         ptr = llama_cpp.llama_get_logits_ith(self.llm.ctx, -1)
         return np.ctypeslib.as_array(ptr, shape=(self.n_vocab,))
 
@@ -392,7 +405,7 @@ class LlamaBackend:
                 if len(self._llg_starts) >= 16:
                     self._llg_starts.pop(next(iter(self._llg_starts)))
                 self._llg_starts[options.lark] = start
-            return FailClosed(LLGuidanceMatcher(start, self._eog_ids, self.n_vocab))
+            return FailClosed(LLGuidanceMatcher(start, self.eog_ids, self.n_vocab))
         return None
 
     def _decode(
@@ -403,13 +416,13 @@ class LlamaBackend:
         options: GenerateOptions,
         t0: float,
     ) -> Generation:
-        evaluated = self._prefill(prompt)
+        evaluated = self.prefill(prompt)
         rng = np.random.default_rng(options.seed)
         r = _Reply(self.llm, matcher, options, min(options.max_tokens, room), prompt)
         self.last_tokens = r.tokens  # the reply's token ids (the benchmark replays them)
         next_logits: np.ndarray | None = None
         while r.n < r.limit:
-            logits = next_logits if next_logits is not None else self._logits()
+            logits = next_logits if next_logits is not None else self.logits()
             next_logits = None
             trigger, tok = self._next_token(logits, r, rng)
             if tok is None:
@@ -420,7 +433,7 @@ class LlamaBackend:
                 )
             if r.first is None:
                 r.first = time.monotonic() - t0
-            if tok in self._eog_ids:
+            if tok in self.eog_ids:
                 r.finish = "stop"
                 break
             r.emit(tok)
@@ -437,7 +450,7 @@ class LlamaBackend:
             if lookup:
                 draft = self._lookup(r)
             if not draft:
-                self.llm.eval([tok])
+                self.eval([tok])
                 continue
             next_logits = self._jump(tok, draft, n_trigger, r, rng, lookup=lookup)
         return r.generation(len(prompt), evaluated, room, t0)
@@ -475,7 +488,7 @@ class LlamaBackend:
         found = r.lookup(np.asarray(r.prompt + r.tokens, dtype=np.intc))
         draft: list[int] = []
         for t in found[: max(0, r.limit - r.n)].tolist():
-            if t in self._eog_ids:
+            if t in self.eog_ids:
                 break
             draft.append(int(t))
         return draft
@@ -504,10 +517,10 @@ class LlamaBackend:
         assert r.matcher is not None
         done = _emit_tail(draft, r.matcher, r.emit)
         r.forced += done
-        if done == len(draft) and any(r.matcher.allows(e) for e in self._eog_ids):
+        if done == len(draft) and any(r.matcher.allows(e) for e in self.eog_ids):
             r.finish = "stop"
             return True
-        self.llm.eval([tok] + draft[:done])  # not the end after all: go on from here
+        self.eval([tok] + draft[:done])  # not the end after all: go on from here
         return False
 
     def _jump(
@@ -520,7 +533,7 @@ class LlamaBackend:
         for token. The first ``n_trigger`` tokens (the call's trigger) are the decision's, kept
         as they are. A ``lookup`` draft (greedy only) is checked the same way and counted apart.
         Returns the logits after the last token kept."""
-        rows = self._eval_rows([tok] + draft)
+        rows = self.eval_rows([tok] + draft)
         kept = 0
         for j, ft in enumerate(draft):
             if r.n >= r.limit or (r.matcher is not None and not r.matcher.allows(ft)):
@@ -537,7 +550,7 @@ class LlamaBackend:
         elif kept < len(draft):
             r.dropped += len(draft) - kept
         if kept < len(draft):
-            self.llm.n_tokens -= len(draft) - kept  # the KV cells past here are dropped on the next eval
+            self.rewind(len(draft) - kept)  # the KV cells past here are dropped on the next eval
         return rows[kept]
 
 

@@ -184,9 +184,9 @@ def call_seconds(s: Setup, max_tokens: int = 96, repeats: int = 5) -> dict[str, 
         constrained_times.append(ours.seconds)
         tokens = list(b.last_tokens) + [b.llm.token_eos()]
         t0 = time.monotonic()
-        b._prefill(prompt)
+        b.prefill(prompt)
         for i, tok in enumerate(tokens):
-            int(np.argmax(b._logits()))  # the choice a free step makes
+            int(np.argmax(b.logits()))  # the choice a free step makes
             if i < len(tokens) - 1:
                 b.llm.eval([tok])
         free_times.append(time.monotonic() - t0)
