@@ -1,6 +1,6 @@
-"""The in-process decoder (``LlamaBackend._decode``) driven by a scripted model over a small
-vocabulary, no weights: call or prose at the first token, jump-forward, a token the
-constraint refuses, fail closed, and the length and context limits.
+"""The in-process decoder (``decoder.Decoder``) driven through its ``LogitsModel`` interface by
+a scripted model over a small vocabulary, no weights: call or prose at the first token,
+jump-forward, a token the constraint refuses, fail closed, and the length and context limits.
 
 The scripted model wants to write one text: at each step the token that continues it
 (longest first) gets the highest logit, the end token once it is written. The constraint
@@ -16,7 +16,8 @@ import pytest
 from pydantic import Field
 
 from localagent.backends.base import GenerateOptions, Generation
-from localagent.backends.llama import LlamaBackend
+from localagent.backends.decoder import Decoder, LogitsModel
+from localagent.backends.llama import make_drafter
 from localagent.constraint.grammar import ToolChoice, build_constraint
 from localagent.constraint.llama_grammar import FailClosed
 from localagent.constraint.llguidance_engine import SPECIAL, LLGuidanceMatcher, start_matcher, tokenizer
@@ -44,20 +45,25 @@ READ_FILE = read_file.openai_schema()
 CALL = '<tool_call>\n{"name": "read_file", "arguments": {"path": "notes.txt"}}\n</tool_call>'
 
 
-class ScriptedLlm:
-    """The part of ``llama_cpp.Llama`` the decoder uses, over ``PIECES``, wanting ``target``."""
+class ScriptedModel:
+    """A ``LogitsModel`` over ``PIECES`` that wants to write ``target``."""
 
-    def __init__(self, target: str, n_ctx: int = 4096) -> None:
+    def __init__(self, target: str) -> None:
         self.target = target.encode()
-        self.input_ids = np.zeros(n_ctx, dtype=np.intc)
-        self.n_tokens = 0
+        self.n_vocab = len(PIECES)
+        self.eog_ids = {0}
+        self.ids: list[int] = []  # the KV cache: the tokens evaluated
         self.prompt_len = len(PROMPT)  # where the reply starts
-        self.evaluated: list[list[int]] = []  # every eval, in order
+        self.evaluated: list[list[int]] = []  # every evaluation, in order
 
-    def detokenize(self, tokens: list[int], special: bool = True) -> bytes:
+    def token_bytes(self, token: int) -> bytes:
+        return PIECES[token]
+
+    def detokenize(self, tokens: list[int]) -> bytes:
         return b"".join(PIECES[t] for t in tokens)
 
-    def tokenize(self, text: bytes, add_bos: bool = False, special: bool = True) -> list[int]:
+    def encode(self, text: bytes) -> list[int]:
+        """Longest piece first, as a BPE vocabulary's merges would mostly have it."""
         out, i = [], 0
         while i < len(text):
             best = max((t for t in range(1, len(PIECES)) if text.startswith(PIECES[t], i)), key=lambda t: len(PIECES[t]))
@@ -65,11 +71,28 @@ class ScriptedLlm:
             i += len(PIECES[best])
         return out
 
+    def tokenize(self, text: str) -> list[int]:
+        return self.encode(text.encode())
+
+    def prefill(self, prompt: list[int]) -> int:
+        assert not self.ids  # each test's model starts empty: the whole prompt is evaluated
+        self.eval(prompt)
+        return len(prompt)
+
     def eval(self, tokens: list[int]) -> None:
         self.evaluated.append(list(tokens))
-        n = self.n_tokens
-        self.input_ids[n : n + len(tokens)] = tokens
-        self.n_tokens = n + len(tokens)
+        self.ids += tokens
+
+    def eval_rows(self, tokens: list[int]) -> list[np.ndarray]:
+        start = list(self.ids)
+        self.eval(tokens)
+        return [self.logits_after(start + tokens[: i + 1]) for i in range(len(tokens))]
+
+    def logits(self) -> np.ndarray:
+        return self.logits_after(self.ids)
+
+    def rewind(self, n: int) -> None:
+        del self.ids[len(self.ids) - n :]
 
     def logits_after(self, ids: list[int]) -> np.ndarray:
         """Noise (fixed by the context), then the wanted continuation on top."""
@@ -88,22 +111,10 @@ class ScriptedLlm:
         return logits
 
 
-def backend(target: str, n_ctx: int = 4096) -> Any:
-    """A ``LlamaBackend`` over ``ScriptedLlm``: only the model calls are replaced."""
-    b: Any = LlamaBackend.__new__(LlamaBackend)
-    b.llm = llm = ScriptedLlm(target, n_ctx)
-    b.progress, b.n_vocab, b.context_size = False, len(PIECES), n_ctx
-    b._eog_ids, b._structured = {0}, None
-    b._trigger = b.tokenize(CALL_OPEN)
-    b._logits = lambda: llm.logits_after(list(llm.input_ids[: llm.n_tokens]))
-
-    def eval_rows(tokens: list[int]) -> list[np.ndarray]:
-        start = list(llm.input_ids[: llm.n_tokens])
-        llm.eval(tokens)
-        return [llm.logits_after(start + tokens[: i + 1]) for i in range(len(tokens))]
-
-    b._eval_rows = eval_rows
-    return b
+def decoder(target: str) -> Any:
+    """A ``Decoder`` over ``ScriptedModel``, with llama-cpp-python's prompt lookup."""
+    model: LogitsModel = ScriptedModel(target)
+    return Decoder(model, make_drafter)
 
 
 def options(**kw: Any) -> GenerateOptions:
@@ -114,25 +125,25 @@ def options(**kw: Any) -> GenerateOptions:
 
 def matcher(b: Any, opts: GenerateOptions) -> FailClosed:
     assert opts.lark is not None
-    tok = tokenizer([SPECIAL + PIECES[0]] + PIECES[1:], 0, lambda text: b.llm.tokenize(text))
-    return FailClosed(LLGuidanceMatcher(start_matcher(tok, opts.lark), b._eog_ids, len(PIECES)))
+    tok = tokenizer([SPECIAL + PIECES[0]] + PIECES[1:], 0, b.model.encode)
+    return FailClosed(LLGuidanceMatcher(start_matcher(tok, opts.lark), b.model.eog_ids, len(PIECES)))
 
 
 def decode(b: Any, opts: GenerateOptions, m: Any = None, room: int = 1000, prompt: str | None = None) -> Generation:
-    ids = list(PROMPT) if prompt is None else b.tokenize(prompt)
-    b.llm.prompt_len = len(ids)
-    return b._decode(ids, room, m, opts, 0.0)
+    ids = list(PROMPT) if prompt is None else b.model.tokenize(prompt)
+    b.model.prompt_len = len(ids)
+    return b.decode(ids, room, m, opts, 0.0)
 
 
 def test_free_text_is_the_models_own() -> None:
-    b = backend("The answer is 42.")
+    b = decoder("The answer is 42.")
     g = decode(b, GenerateOptions())
     assert (g.text, g.finish_reason, g.prompt_tokens, g.prompt_tokens_evaluated) == ("The answer is 42.", "stop", 2, 2)
     assert g.completion_tokens == len(b.last_tokens) == 7 and g.info == {}
 
 
 def test_prose_at_the_first_token_cannot_open_a_call() -> None:
-    b = backend("The answer is 42.")
+    b = decoder("The answer is 42.")
     opts = options()
     g = decode(b, opts, matcher(b, opts))
     assert g.text == "The answer is 42." and g.finish_reason == "stop"
@@ -141,7 +152,7 @@ def test_prose_at_the_first_token_cannot_open_a_call() -> None:
 
 
 def test_a_call_is_jumped_forward_and_ends_with_its_envelope() -> None:
-    b = backend(CALL)
+    b = decoder(CALL)
     opts = options()
     streamed: list[str] = []
     opts.on_text = streamed.append
@@ -149,22 +160,22 @@ def test_a_call_is_jumped_forward_and_ends_with_its_envelope() -> None:
     assert g.text == CALL and "".join(streamed) == CALL and g.finish_reason == "stop"
     assert g.info["decision"] == "call" and g.info["call_mass"] > 0.99
     assert g.info["forced_tokens"] > 0 and g.info["forced_dropped"] == 0 and g.info["grammar_rejections"] == 0
-    assert b.llm.detokenize(b.last_tokens).decode() == CALL
+    assert b.model.detokenize(b.last_tokens).decode() == CALL
     # Fewer evaluations than tokens: the fixed parts went in batches, the tail unevaluated.
-    assert len(b.llm.evaluated) < g.completion_tokens
+    assert len(b.model.evaluated) < g.completion_tokens
 
 
 def test_without_jump_forward_the_same_call_comes_token_by_token() -> None:
-    b = backend(CALL)
+    b = decoder(CALL)
     opts = options(jump_forward=False)
     g = decode(b, opts, matcher(b, opts))
     assert g.text == CALL and g.info["forced_tokens"] == 0
-    assert all(len(e) == 1 for e in b.llm.evaluated[1:])
+    assert all(len(e) == 1 for e in b.model.evaluated[1:])
 
 
 def test_a_refused_token_is_replaced_by_the_best_allowed_one() -> None:
     # The model wants another tool's name: the constraint allows read_file only.
-    b = backend('<tool_call>\n{"name": "write_file", "arguments": {}}')
+    b = decoder('<tool_call>\n{"name": "write_file", "arguments": {}}')
     opts = options(jump_forward=False)
     g = decode(b, opts, matcher(b, opts))
     assert g.info["grammar_rejections"] >= 1
@@ -184,17 +195,17 @@ def test_a_constraint_that_allows_nothing_fails_closed() -> None:
         def accept(self, token: int) -> None:
             raise AssertionError("nothing may be accepted")
 
-    b = backend("The answer.")
+    b = decoder("The answer.")
     g = decode(b, GenerateOptions(), Nothing())
     assert g.finish_reason == "error" and g.info == {"constraint_error": True}
     assert g.text == "" and g.completion_tokens == 0 and "fail closed" in (g.error or "")
 
 
 def test_limits_end_a_reply_as_length_or_context() -> None:
-    b = backend("The answer is 42.")
+    b = decoder("The answer is 42.")
     g = decode(b, GenerateOptions(max_tokens=3))
     assert (g.text, g.finish_reason, g.error) == ("The answer is", "length", None)
-    b = backend("The answer is 42.")
+    b = decoder("The answer is 42.")
     g = decode(b, GenerateOptions(max_tokens=10), room=3)
     assert (g.text, g.finish_reason) == ("The answer is", "context")
     assert g.error == "the context window filled up during the reply"
@@ -204,7 +215,7 @@ def test_limits_end_a_reply_as_length_or_context() -> None:
 def test_sampling_is_fixed_by_the_seed(seed: int) -> None:
     texts = []
     for _ in range(2):
-        b = backend("The answer is 42.")
+        b = decoder("The answer is 42.")
         opts = options(temperature=1.0, seed=seed)
         texts.append(decode(b, opts, matcher(b, opts)).text)
     assert texts[0] == texts[1]
@@ -212,11 +223,11 @@ def test_sampling_is_fixed_by_the_seed(seed: int) -> None:
 
 def test_the_sampler_chain_applies_under_the_constraint() -> None:
     # top-k 1 leaves the best token only: at any temperature the reply is the greedy one.
-    b = backend("The answer is 42.")
+    b = decoder("The answer is 42.")
     opts = options(temperature=1.5, seed=3, top_k=1)
     assert (opts.top_k, opts.top_p, opts.min_p, opts.repeat_penalty) == (1, 0.95, 0.05, 1.0)
     assert decode(b, opts, matcher(b, opts)).text == "The answer is 42."
-    b = backend(CALL)
+    b = decoder(CALL)
     opts = options(temperature=1.5, seed=3, top_k=1)
     assert decode(b, opts, matcher(b, opts)).text == CALL
 
@@ -224,7 +235,7 @@ def test_the_sampler_chain_applies_under_the_constraint() -> None:
 @pytest.mark.parametrize("seed", range(6))
 def test_sampled_constrained_output_stays_valid(seed: int) -> None:
     # Wide open sampling (no filters, hot): whatever is drawn, the constraint holds.
-    b = backend(CALL)
+    b = decoder(CALL)
     opts = options(temperature=2.0, seed=seed, top_k=0, top_p=1.0, min_p=0.0, jump_forward=False)
     g = decode(b, opts, matcher(b, opts), room=40)
     assert g.finish_reason in ("stop", "length", "context") and not g.constraint_error
@@ -239,9 +250,9 @@ def test_sampled_constrained_output_stays_valid(seed: int) -> None:
 
 
 def test_the_repetition_penalty_reaches_the_decoder() -> None:
-    b = backend("aaaa")
+    b = decoder("aaaa")
     assert decode(b, GenerateOptions()).text == "aaaa"
-    b = backend("aaaa")
+    b = decoder("aaaa")
     text = decode(b, GenerateOptions(repeat_penalty=100.0)).text
     assert text.startswith("a") and not text.startswith("aa")
 
@@ -254,10 +265,10 @@ ANSWER = "The launch code is XK-42-QZ, in notes.txt."
 def test_prompt_lookup_keeps_the_output_and_saves_evaluations(constrained: bool) -> None:
     runs = []
     for lookup in (False, True):
-        b = backend(ANSWER)
+        b = decoder(ANSWER)
         opts = options(prompt_lookup=lookup) if constrained else GenerateOptions(prompt_lookup=lookup)
         g = decode(b, opts, matcher(b, opts) if constrained else None, prompt=QUOTED)
-        runs.append((g, b.last_tokens, len(b.llm.evaluated)))
+        runs.append((g, b.last_tokens, len(b.model.evaluated)))
     (plain, plain_tokens, plain_evals), (looked, looked_tokens, looked_evals) = runs
     assert looked.text == plain.text == ANSWER and looked_tokens == plain_tokens
     assert "lookup_drafted" not in plain.info
@@ -266,6 +277,6 @@ def test_prompt_lookup_keeps_the_output_and_saves_evaluations(constrained: bool)
 
 
 def test_prompt_lookup_is_for_greedy_decoding_only() -> None:
-    b = backend(ANSWER)
+    b = decoder(ANSWER)
     g = decode(b, GenerateOptions(prompt_lookup=True, temperature=0.7, seed=1), prompt=QUOTED)
     assert "lookup_drafted" not in g.info

@@ -25,7 +25,7 @@ class Screen(io.StringIO):
 
 
 class RecordingLlama:
-    """What _prefill needs of ``Llama``: the evaluated tokens, and each eval() call's size."""
+    """What prefill needs of ``Llama``: the evaluated tokens, and each eval() call's size."""
 
     def __init__(self, n_batch: int = 100) -> None:
         self.n_batch = n_batch
@@ -40,7 +40,7 @@ class RecordingLlama:
 
 
 def backend(progress: bool) -> Any:
-    b: Any = LlamaBackend.__new__(LlamaBackend)  # no model: only _prefill and its bar are used
+    b: Any = LlamaBackend.__new__(LlamaBackend)  # no model: only prefill and its bar are used
     b.llm = RecordingLlama()
     b.progress = progress
     return b
@@ -54,7 +54,7 @@ def test_a_long_prefill_shows_a_bar_on_a_terminal_only(
     monkeypatch.setattr(llama_module.sys, "stderr", screen)
     b = backend(progress)
     prompt = list(range(1, 451))
-    assert b._prefill(prompt) == 450
+    assert b.prefill(prompt) == 450
     assert b.llm.input_ids[:450].tolist() == prompt
     if shown:
         assert b.llm.calls == [100, 100, 100, 100, 50]  # Llama.eval's own n_batch chunks
@@ -68,16 +68,16 @@ def test_only_the_tokens_after_the_common_prefix_are_evaluated(monkeypatch: pyte
     monkeypatch.setattr(llama_module.sys, "stderr", screen)
     b = backend(True)
     first = list(range(1, 301))
-    b._prefill(first)
+    b.prefill(first)
     b.llm.calls.clear()
     screen.seek(0)
     screen.truncate()
     # The next step: the same 300 tokens, then 20 new ones. Only the 20 are evaluated, no bar.
-    assert b._prefill(first + list(range(1000, 1020))) == 20
+    assert b.prefill(first + list(range(1000, 1020))) == 20
     assert b.llm.calls == [20] and screen.getvalue() == ""
     # A prompt that differs at token 50 keeps the first 50 and evaluates the rest, with a bar.
     changed = first[:50] + list(range(2000, 2400))
-    assert b._prefill(changed) == 400
+    assert b.prefill(changed) == 400
     assert b.llm.calls[1:] == [100, 100, 100, 100] and "400/400 tokens" in screen.getvalue()
     assert b.llm.input_ids[: b.llm.n_tokens].tolist() == changed
 
@@ -86,7 +86,7 @@ def test_a_short_prefill_shows_no_bar(monkeypatch: pytest.MonkeyPatch) -> None:
     screen = Screen(True)
     monkeypatch.setattr(llama_module.sys, "stderr", screen)
     b = backend(True)
-    b._prefill(list(range(1, PREFILL_BAR_TOKENS)))
+    b.prefill(list(range(1, PREFILL_BAR_TOKENS)))
     assert b.llm.calls == [PREFILL_BAR_TOKENS - 1] and screen.getvalue() == ""
 
 
@@ -102,12 +102,12 @@ def test_real_model_logits_are_the_same_with_the_bar(monkeypatch: pytest.MonkeyP
         screen = Screen(tty)
         monkeypatch.setattr(llama_module.sys, "stderr", screen)
         b.llm.n_tokens = 0  # an empty cache: everything is evaluated
-        assert b._prefill(prompt) == len(prompt)
-        return b._logits().copy(), screen.getvalue()
+        assert b.prefill(prompt) == len(prompt)
+        return b.logits().copy(), screen.getvalue()
 
     plain, nothing = logits_after(False)
     barred, bar = logits_after(True)
     assert nothing == "" and f"{len(prompt)}/{len(prompt)} tokens" in bar
     assert np.array_equal(plain, barred)
     # Reuse is unchanged: the same prompt again evaluates one token (for fresh logits).
-    assert b._prefill(prompt) == 1
+    assert b.prefill(prompt) == 1

@@ -1,22 +1,21 @@
 """The in-process backend: a GGUF model through llama-cpp-python.
 
 This module and ``llama_grammar`` are the only places that touch ``llama_cpp``.
-The decoding loop is our own: it samples a token from the raw logits, checks
-only that token against the grammar, and falls back to the full-vocabulary
-mask only when the token is rejected. The KV cache is kept between calls, so a
-step evaluates only the tokens that are new since the previous one.
+``LlamaBackend`` loads the model, shapes the prompt, keeps the KV cache warm (between
+calls, and on disk for the system turn) and builds the constraint's matcher; it is the
+``LogitsModel`` that ``decoder.Decoder``, our own decoding loop, runs over.
 """
 
 from __future__ import annotations
 
-import codecs
 import os
 import shutil
 import sys
 import time
+import weakref
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Iterator
 
 import numpy as np
 from tqdm import tqdm
@@ -26,15 +25,13 @@ from llama_cpp import Llama
 from llama_cpp.llama_speculative import LlamaPromptLookupDecoding
 
 from ..errors import BackendError, ConstraintError
-from ..formats import CALL_OPEN, shown_schemas, text_messages
-from ..constraint.jump import forced_text
+from ..formats import shown_schemas, text_messages
 from ..messages import Message
-from ..policy import STRUCTURED_STARTS
 from ..prompt import render, template_supports_tools
-from ..sampling import Sampler
-from .base import Decision, FinishReason, Generation, GenerateOptions
+from .base import Generation, GenerateOptions
 from ..constraint.llama_grammar import FailClosed, GrammarMatcher
 from ..constraint.llguidance_engine import SPECIAL, LLGuidanceMatcher, start_matcher, tokenizer
+from .decoder import Decoder, Drafter, LogitsModel
 from .prefix_cache import PrefixCache, cache_key
 
 
@@ -123,7 +120,7 @@ def _load_progress(label: str, *, enabled: bool) -> Iterator[Any]:
 LOOKUP = {"max_ngram_size": 2, "num_pred_tokens": 10}
 
 
-def make_drafter() -> Callable[[np.ndarray], np.ndarray]:
+def make_drafter() -> Drafter:
     """The draft model of greedy prose under ``prompt_lookup``: the context's ids -> drafted ids."""
     return LlamaPromptLookupDecoding(**LOOKUP)
 
@@ -179,16 +176,21 @@ class LlamaBackend:
         self._add_bos = md.get("tokenizer.ggml.add_bos_token", "false") == "true"
         self._bos = self._piece(self.llm.token_bos()) if self._add_bos else ""
         self._eos = self._piece(self.llm.token_eos())
-        self._trigger = self.tokenize(CALL_OPEN)
-        self._structured: np.ndarray | None = None
         self._llg: Any = None  # the llguidance tokenizer, built at its first use
         self._llg_starts: dict[str, Any] = {}  # Lark grammar -> an llguidance matcher at its start
-        self._eog_ids = {i for i in range(self.n_vocab) if llama_cpp.llama_vocab_is_eog(self._vocab, i)}
+        self.eog_ids = {i for i in range(self.n_vocab) if llama_cpp.llama_vocab_is_eog(self._vocab, i)}
+        model: LogitsModel = self  # the backend is the decoder's model (mypy checks it here)
+        # A proxy, so that backend and decoder make no cycle: the model is freed with the backend.
+        self.decoder = Decoder(weakref.proxy(model), make_drafter)
 
     # -- tokens ---------------------------------------------------------------
 
     def _piece(self, token: int) -> str:
-        return self.llm.detokenize([token], special=True).decode("utf-8", errors="replace")
+        return self.token_bytes(token).decode("utf-8", errors="replace")
+
+    def token_bytes(self, token: int) -> bytes:
+        """The bytes of ``token``, a special token's as its text."""
+        return self.llm.detokenize([token], special=True)
 
     def tokenize(self, text: str, *, special: bool = True) -> list[int]:
         """Token ids of ``text`` (template markers parsed as special tokens)."""
@@ -238,20 +240,20 @@ class LlamaBackend:
         it; returns the tokens evaluated here and what was done ("loaded", "saved", "not saved")."""
         if self.prefix_cache is None or not prefix:
             return 0, None
-        prefix = prefix[:-1]  # the last token is left for _prefill, which needs its logits
+        prefix = prefix[:-1]  # the last token is left for prefill, which needs its logits
         held = self.llm.input_ids[: min(self.llm.n_tokens, len(prefix))]
         diff = np.nonzero(held != np.asarray(prefix[: len(held)]))[0]
         if len(held) and (diff[0] if diff.size else len(held)) >= len(prefix) // 2:
-            return 0, None  # the cache holds most of it: _prefill reuses that
+            return 0, None  # the cache holds most of it: prefill reuses that
         key = cache_key(self.model_path, self.template, prefix, self.context_size)
         if self.prefix_cache.load(self.llm.ctx, key, prefix):
             self.llm.input_ids[: len(prefix)] = prefix
             self.llm.n_tokens = len(prefix)
             return 0, "loaded"
-        self._eval(prefix)
+        self._eval_prompt(prefix)
         return len(prefix), "saved" if self.prefix_cache.save(self.llm.ctx, key, prefix) else "not saved"
 
-    def _prefill(self, prompt: list[int]) -> int:
+    def prefill(self, prompt: list[int]) -> int:
         """Evaluate ``prompt``, reusing the cached prefix; returns tokens evaluated."""
         cached = self.llm.input_ids[: self.llm.n_tokens]
         n = min(len(cached), len(prompt) - 1)  # always evaluate >= 1 token for fresh logits
@@ -260,10 +262,10 @@ class LlamaBackend:
             diff = np.nonzero(cached[:n] != np.asarray(prompt[:n]))[0]
             common = int(diff[0]) if diff.size else n
         self.llm.n_tokens = common  # eval() drops the KV cells past this point
-        self._eval(prompt[common:])
+        self._eval_prompt(prompt[common:])
         return len(prompt) - common
 
-    def _eval(self, tokens: list[int]) -> None:
+    def _eval_prompt(self, tokens: list[int]) -> None:
         """``Llama.eval`` of ``tokens``, with a progress bar on a terminal when they are many.
         The chunks are ``Llama.eval``'s own (n_batch tokens each), so the KV cache and the
         logits are the same with or without the bar."""
@@ -284,50 +286,15 @@ class LlamaBackend:
                 self.llm.eval(chunk)
                 bar.update(len(chunk))
 
-    def _structured_mask(self) -> np.ndarray:
-        """Tokens that start structured output: a call's envelope or a call in
-        disguise (brace, bracket, fence, tag) or bare white space."""
-        if self._structured is None:
-            starts = STRUCTURED_STARTS
-            mask = np.zeros(self.n_vocab, dtype=bool)
-            for i in range(self.n_vocab):
-                piece = self.llm.detokenize([i], special=True).decode("utf-8", errors="replace")
-                mask[i] = piece.strip() == "" or piece.lstrip().startswith(starts)
-            mask[self._trigger[0]] = True
-            self._structured = mask
-        return self._structured
+    def eval(self, tokens: list[int]) -> None:
+        """Evaluate ``tokens`` after those in the cache (no bar: the decoder's few at a time)."""
+        self.llm.eval(tokens)
 
-    def _decide(self, logits: np.ndarray, threshold: float, matcher: FailClosed) -> tuple[list[int], np.ndarray, float]:
-        """Call or prose at the first token. Returns the tokens to force (the
-        trigger, for a call), the logits to sample from, and the call mass."""
-        mask = self._structured_mask()
-        z = logits.astype(np.float64)
-        p = np.exp(z - z.max())
-        mass = float(p[mask].sum() / p.sum())
-        if mass >= threshold and all(matcher.allows(t) for t in self._trigger[:1]):
-            return list(self._trigger), logits, mass
-        prose = logits.copy()
-        prose[mask] = -np.inf
-        return [], prose, mass
+    def rewind(self, n: int) -> None:
+        """Forget the last ``n`` tokens evaluated: their KV cells are dropped on the next eval."""
+        self.llm.n_tokens -= n
 
-    def _allowed_choice(
-        self, logits: np.ndarray, matcher: FailClosed, sampler: Sampler, rng: np.random.Generator
-    ) -> int | None:
-        """The token the constrained path picks from ``logits``: the sampler's choice among
-        the tokens the constraint allows; None if none is allowed."""
-        if sampler.greedy:
-            best = int(np.argmax(logits))
-            if matcher.allows(best):
-                return best
-            alt = _best_allowed(logits, matcher)
-            if alt is not None:
-                return alt
-        masked = matcher.mask(logits)
-        if not np.isfinite(masked).any():
-            return None
-        return sampler.sample(masked, rng)
-
-    def _eval_rows(self, tokens: list[int]) -> list[np.ndarray]:
+    def eval_rows(self, tokens: list[int]) -> list[np.ndarray]:
         """Evaluate ``tokens`` in one batch and return the logits after each."""
         llm = self.llm
         n_past = llm.n_tokens
@@ -341,7 +308,8 @@ class LlamaBackend:
             for i in range(len(tokens))
         ]
 
-    def _logits(self) -> np.ndarray:
+    def logits(self) -> np.ndarray:
+        """The logits after the last token evaluated (a view: valid until the next eval)."""
         ptr = llama_cpp.llama_get_logits_ith(self.llm.ctx, -1)
         return np.ctypeslib.as_array(ptr, shape=(self.n_vocab,))
 
@@ -365,7 +333,7 @@ class LlamaBackend:
             return Generation("", "error", prompt_tokens=len(prompt), error=str(e), constraint_error=True)
         try:
             warm, warm_start = self._warm_start(self._prefix_ids(messages, schemas, prompt))
-            gen = self._decode(prompt, room, matcher, options, t0)
+            gen = self.decoder.decode(prompt, room, matcher, options, t0)
             if matcher is not None and matcher.error is not None:
                 # The engine failed during the reply and allowed nothing after: fail closed, and say why.
                 gen.finish_reason, gen.error = "error", matcher.error
@@ -374,7 +342,7 @@ class LlamaBackend:
             if matcher is not None:
                 matcher.close()
         gen.warm_start = warm_start
-        gen.prompt_tokens_evaluated += warm  # evaluated before _decode counted
+        gen.prompt_tokens_evaluated += warm  # evaluated before the decoder counted
         return gen
 
     def _matcher(self, options: GenerateOptions) -> FailClosed | None:
@@ -392,217 +360,8 @@ class LlamaBackend:
                 if len(self._llg_starts) >= 16:
                     self._llg_starts.pop(next(iter(self._llg_starts)))
                 self._llg_starts[options.lark] = start
-            return FailClosed(LLGuidanceMatcher(start, self._eog_ids, self.n_vocab))
+            return FailClosed(LLGuidanceMatcher(start, self.eog_ids, self.n_vocab))
         return None
-
-    def _decode(
-        self,
-        prompt: list[int],
-        room: int,
-        matcher: FailClosed | None,
-        options: GenerateOptions,
-        t0: float,
-    ) -> Generation:
-        evaluated = self._prefill(prompt)
-        rng = np.random.default_rng(options.seed)
-        r = _Reply(self.llm, matcher, options, min(options.max_tokens, room), prompt)
-        self.last_tokens = r.tokens  # the reply's token ids (the benchmark replays them)
-        next_logits: np.ndarray | None = None
-        while r.n < r.limit:
-            logits = next_logits if next_logits is not None else self._logits()
-            next_logits = None
-            trigger, tok = self._next_token(logits, r, rng)
-            if tok is None:
-                return Generation(
-                    "".join(r.out), "error", len(prompt), evaluated, r.n, time.monotonic() - t0, r.first,
-                    error="the grammar allows no token here; the step is stopped (fail closed)",
-                    constraint_error=True,
-                )
-            if r.first is None:
-                r.first = time.monotonic() - t0
-            if tok in self._eog_ids:
-                r.finish = "stop"
-                break
-            r.emit(tok)
-            draft = list(trigger[1:])  # the rest of the trigger: part of the decision
-            n_trigger = len(draft)
-            if matcher is not None and options.call_heads:
-                fixed, ends = self._forced(r)
-                draft += fixed
-                if ends and n_trigger == 0 and r.n + len(draft) < r.limit:
-                    if self._tail(tok, draft, r):
-                        break
-                    continue
-            lookup = not draft and r.lookup is not None and r.decision != "call"
-            if lookup:
-                draft = self._lookup(r)
-            if not draft:
-                self.llm.eval([tok])
-                continue
-            next_logits = self._jump(tok, draft, n_trigger, r, rng, lookup=lookup)
-        return r.generation(len(prompt), evaluated, room, t0)
-
-    def _next_token(self, logits: np.ndarray, r: _Reply, rng: np.random.Generator) -> tuple[list[int], int | None]:
-        """The trigger to force (a call decided at the first token, else none) and the next
-        token: the model's choice, or the constrained path's where the constraint refuses it;
-        None when the constraint allows no token at all."""
-        trigger: list[int] = []
-        m, o = r.matcher, r.options
-        logits = r.penalized(logits)
-        if r.n == 0 and m is not None and o.call_threshold is not None:
-            trigger, logits, mass = self._decide(logits, o.call_threshold, m)
-            r.decision = "call" if trigger else "prose"
-            r.call_mass = round(mass, 4)
-        tok = trigger[0] if trigger else r.sampler.sample(logits, rng)
-        if m is not None and not m.allows(tok):
-            r.rejected += 1
-            return trigger, self._allowed_choice(logits, m, r.sampler, rng)
-        return trigger, tok
-
-    def _greedy_choice(self, logits: np.ndarray, r: _Reply, rng: np.random.Generator) -> int | None:
-        """The token the plain path would pick from ``logits`` under greedy decoding (the
-        decision at the first token aside): the argmax, the best allowed one under a constraint."""
-        logits = r.penalized(logits)
-        if r.matcher is None:
-            return int(np.argmax(logits))
-        return self._allowed_choice(logits, r.matcher, r.sampler, rng)
-
-    def _lookup(self, r: _Reply) -> list[int]:
-        """Draft tokens for greedy prose: what followed the last tokens where they occur
-        earlier in the prompt or the reply (prompt lookup), up to the first end-of-generation
-        token (the plain path ends there without emitting it) and within the reply's limit."""
-        assert r.lookup is not None
-        found = r.lookup(np.asarray(r.prompt + r.tokens, dtype=np.intc))
-        draft: list[int] = []
-        for t in found[: max(0, r.limit - r.n)].tolist():
-            if t in self._eog_ids:
-                break
-            draft.append(int(t))
-        return draft
-
-    def _forced(self, r: _Reply) -> tuple[list[int], bool]:
-        """The tokens of the text the constraint fixes next, and whether that text ends the turn."""
-        o = r.options
-        if r.matcher is not None and (engine_says := r.matcher.jump()) is not None:
-            return engine_says  # the engine's own forced tokens, where it knows them
-        forced, ends = forced_text("".join(r.out), o.call_heads, parallel=o.parallel, keys=o.call_keys)
-        if not forced:
-            return [], ends
-        fixed = self.tokenize(forced)
-        if not ends and len(fixed) > 1 and not self._piece(fixed[-1]).strip():
-            # A lone space last ('"path": ') is seldom the model's own split: it writes ' "'
-            # or ' 0' next. Leave it to the model instead of evaluating a row that the check
-            # in _jump would throw away.
-            fixed.pop()
-        return fixed, ends
-
-    def _tail(self, tok: int, draft: list[int], r: _Reply) -> bool:
-        """The rest of the turn is fixed ("\\n</tool_call>", then the end): no choice is left
-        whose logits these tokens could change, and the next prompt re-tokenizes the turn from
-        its text. Emit them unevaluated; the next step's prefill evaluates them with the tool's
-        result. True when the turn ended; else what was emitted is evaluated, to go on from."""
-        assert r.matcher is not None
-        done = _emit_tail(draft, r.matcher, r.emit)
-        r.forced += done
-        if done == len(draft) and any(r.matcher.allows(e) for e in self._eog_ids):
-            r.finish = "stop"
-            return True
-        self.llm.eval([tok] + draft[:done])  # not the end after all: go on from here
-        return False
-
-    def _jump(
-        self, tok: int, draft: list[int], n_trigger: int, r: _Reply, rng: np.random.Generator, *, lookup: bool = False
-    ) -> np.ndarray:
-        """Jump-forward: evaluate ``tok`` and the fixed tokens in one batch, then keep each one
-        only if the plain path would have produced it (under greedy decoding, the argmax, among
-        the allowed tokens under a constraint). The first that differs, a different split of the
-        same text, say, is dropped with all after it, so the output is the plain path's, token
-        for token. The first ``n_trigger`` tokens (the call's trigger) are the decision's, kept
-        as they are. A ``lookup`` draft (greedy only) is checked the same way and counted apart.
-        Returns the logits after the last token kept."""
-        rows = self._eval_rows([tok] + draft)
-        kept = 0
-        for j, ft in enumerate(draft):
-            if r.n >= r.limit or (r.matcher is not None and not r.matcher.allows(ft)):
-                break
-            if j >= n_trigger and r.sampler.greedy and self._greedy_choice(rows[j], r, rng) != ft:
-                break
-            r.emit(ft)
-            kept += 1
-            if j >= n_trigger and not lookup:
-                r.forced += 1
-        if lookup:
-            r.drafted += len(draft)
-            r.draft_kept += kept
-        elif kept < len(draft):
-            r.dropped += len(draft) - kept
-        if kept < len(draft):
-            self.llm.n_tokens -= len(draft) - kept  # the KV cells past here are dropped on the next eval
-        return rows[kept]
-
-
-class _Reply:
-    """One reply while it is decoded: its tokens and text so far, and what the decoder counted."""
-
-    def __init__(
-        self, llm: Llama, matcher: FailClosed | None, options: GenerateOptions, limit: int, prompt: list[int]
-    ) -> None:
-        self.llm, self.matcher, self.options, self.limit, self.prompt = llm, matcher, options, limit, prompt
-        o = options
-        self.sampler = Sampler(o.temperature, o.top_k, o.top_p, o.min_p, o.repeat_penalty)
-        greedy_lookup = o.prompt_lookup and self.sampler.greedy
-        self.lookup = make_drafter() if greedy_lookup else None
-        self.drafted = self.draft_kept = 0  # prompt-lookup tokens drafted, and kept
-        self.decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
-        self.out: list[str] = []  # the text, piece by piece
-        self.tokens: list[int] = []
-        self.rejected = self.forced = self.dropped = 0  # refused by the grammar; jumped; jumped in vain
-        self.first: float | None = None  # seconds to the first token
-        self.finish: FinishReason = "length"
-        self.decision: Decision | None = None  # call or prose, at the first token
-        self.call_mass: float | None = None
-
-    @property
-    def n(self) -> int:
-        """Tokens emitted so far."""
-        return len(self.tokens)
-
-    def penalized(self, logits: np.ndarray) -> np.ndarray:
-        """``logits`` after the repetition penalty over the last tokens of prompt and reply."""
-        s = self.sampler
-        if s.repeat_penalty == 1.0:
-            return logits
-        return s.penalize(logits, (self.prompt[-s.penalty_last_n :] + self.tokens)[-s.penalty_last_n :])
-
-    def emit(self, tok: int) -> None:
-        """Append ``tok`` to the reply: the grammar advances, its text is streamed."""
-        if self.matcher is not None:
-            self.matcher.accept(tok)
-        piece = self.decoder.decode(self.llm.detokenize([tok], special=True))
-        self.tokens.append(tok)
-        if piece:
-            self.out.append(piece)
-            if self.options.on_text:
-                self.options.on_text(piece)
-
-    def generation(self, prompt_tokens: int, evaluated: int, room: int, t0: float) -> Generation:
-        """The finished reply; ``room`` is what the context had left for it."""
-        tail = self.decoder.decode(b"", final=True)
-        if tail:
-            self.out.append(tail)
-        if self.finish == "length" and self.n >= room:
-            self.finish = "context"
-        counted = self.matcher is not None  # the counts of a constrained reply: None without one
-        looked = {"lookup_drafted": self.drafted, "lookup_kept": self.draft_kept} if self.drafted else {}
-        return Generation(
-            "".join(self.out), self.finish, prompt_tokens, evaluated, self.n, time.monotonic() - t0, self.first,
-            error="the context window filled up during the reply" if self.finish == "context" else None,
-            decision=self.decision, call_mass=self.call_mass,
-            grammar_rejections=self.rejected if counted else None,
-            forced_tokens=self.forced if counted else None,
-            forced_dropped=self.dropped if counted else None,  # inserted in vain: the plain path chose otherwise
-            details=looked,
-        )
 
 
 def token_pieces(llm: Llama) -> tuple[list[bytes], list[int]]:
@@ -618,25 +377,6 @@ def token_pieces(llm: Llama) -> tuple[list[bytes], list[int]]:
         if llama_cpp.llama_vocab_is_eog(vocab, i):
             eog.append(i)
     return pieces, eog
-
-
-def _emit_tail(tokens: list[int], matcher: FailClosed, emit: Any) -> int:
-    """Emit ``tokens`` while the grammar allows them; returns how many were emitted."""
-    for i, t in enumerate(tokens):
-        if not matcher.allows(t):
-            return i
-        emit(t)
-    return len(tokens)
-
-
-def _best_allowed(logits: np.ndarray, matcher: FailClosed, k: int = 48) -> int | None:
-    """Under greedy decoding, the best token the grammar allows among the top
-    ``k``: the same token the full mask would give, at a fraction of its cost."""
-    top = np.argpartition(logits, -k)[-k:]
-    for tok in top[np.argsort(-logits[top])]:
-        if matcher.allows(int(tok)):
-            return int(tok)
-    return None
 
 
 _CHATML = (

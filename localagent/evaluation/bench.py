@@ -182,11 +182,11 @@ def call_seconds(s: Setup, max_tokens: int = 96, repeats: int = 5) -> dict[str, 
     for _ in range(repeats):
         ours = b.generate(msgs, s.schemas, options)
         constrained_times.append(ours.seconds)
-        tokens = list(b.last_tokens) + [b.llm.token_eos()]
+        tokens = list(b.decoder.last_tokens) + [b.llm.token_eos()]
         t0 = time.monotonic()
-        b._prefill(prompt)
+        b.prefill(prompt)
         for i, tok in enumerate(tokens):
-            int(np.argmax(b._logits()))  # the choice a free step makes
+            int(np.argmax(b.logits()))  # the choice a free step makes
             if i < len(tokens) - 1:
                 b.llm.eval([tok])
         free_times.append(time.monotonic() - t0)

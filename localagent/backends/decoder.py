@@ -1,0 +1,366 @@
+"""The decoder of the in-process backend: call or prose at the first token, the constrained
+path, jump-forward, prompt lookup and fail closed, over ``LogitsModel``, the little it needs
+of a model. ``LlamaBackend`` is that model for llama.cpp; the tests drive a scripted one.
+
+It samples a token from the raw logits, checks only that token against the constraint, and
+falls back to the full-vocabulary mask only when the token is rejected. The model's KV cache
+is kept between calls, so a step evaluates only the tokens that are new since the previous one.
+"""
+
+from __future__ import annotations
+
+import codecs
+import time
+from collections.abc import Set
+from typing import TYPE_CHECKING, Callable, Protocol
+
+import numpy as np
+
+from ..constraint.jump import forced_text
+from ..formats import CALL_OPEN
+from ..policy import STRUCTURED_STARTS
+from ..sampling import Sampler
+from .base import Decision, FinishReason, Generation, GenerateOptions
+
+if TYPE_CHECKING:  # the engines load llama_cpp: the decoder only names their wrapper's type
+    from ..constraint.llama_grammar import FailClosed
+
+# The draft model of greedy prose under ``prompt_lookup``: the context's ids -> drafted ids.
+Drafter = Callable[[np.ndarray], np.ndarray]
+
+
+class LogitsModel(Protocol):
+    """What the decoder needs of a model. The model keeps a KV cache: each evaluation
+    continues after the tokens evaluated so far."""
+
+    @property
+    def n_vocab(self) -> int: ...
+
+    @property
+    def eog_ids(self) -> Set[int]:
+        """The end-of-generation tokens."""
+        ...
+
+    def token_bytes(self, token: int) -> bytes:
+        """The bytes of ``token``, a special token's as its text."""
+        ...
+
+    def tokenize(self, text: str) -> list[int]:
+        """Token ids of ``text``, template markers parsed as special tokens."""
+        ...
+
+    def prefill(self, prompt: list[int]) -> int:
+        """Evaluate ``prompt`` (what the cache already holds is reused, its last token is
+        always evaluated, for fresh logits); returns the tokens evaluated."""
+        ...
+
+    def logits(self) -> np.ndarray:
+        """The logits after the last token evaluated."""
+        ...
+
+    def eval(self, tokens: list[int]) -> None:
+        """Evaluate ``tokens`` after those in the cache."""
+        ...
+
+    def eval_rows(self, tokens: list[int]) -> list[np.ndarray]:
+        """Evaluate ``tokens`` in one batch; the logits after each."""
+        ...
+
+    def rewind(self, n: int) -> None:
+        """Forget the last ``n`` tokens evaluated (the next evaluation overwrites them)."""
+        ...
+
+
+class Decoder:
+    """Decodes the replies of one model; keeps what it learns of its vocabulary."""
+
+    def __init__(self, model: LogitsModel, drafter: Callable[[], Drafter]) -> None:
+        self.model = model
+        self.drafter = drafter  # a fresh draft model for each reply under prompt lookup
+        self.trigger = model.tokenize(CALL_OPEN)  # the call's opening tag, as the model writes it
+        self._structured: np.ndarray | None = None
+        self.last_tokens: list[int] = []  # the last reply's token ids (the benchmark replays them)
+
+    def _piece(self, token: int) -> str:
+        return self.model.token_bytes(token).decode("utf-8", errors="replace")
+
+    def structured_mask(self) -> np.ndarray:
+        """Tokens that start structured output: a call's envelope or a call in
+        disguise (brace, bracket, fence, tag) or bare white space."""
+        if self._structured is None:
+            mask = np.zeros(self.model.n_vocab, dtype=bool)
+            for i in range(self.model.n_vocab):
+                piece = self._piece(i)
+                mask[i] = piece.strip() == "" or piece.lstrip().startswith(STRUCTURED_STARTS)
+            mask[self.trigger[0]] = True
+            self._structured = mask
+        return self._structured
+
+    def _decide(self, logits: np.ndarray, threshold: float, matcher: FailClosed) -> tuple[list[int], np.ndarray, float]:
+        """Call or prose at the first token. Returns the tokens to force (the
+        trigger, for a call), the logits to sample from, and the call mass."""
+        mask = self.structured_mask()
+        z = logits.astype(np.float64)
+        p = np.exp(z - z.max())
+        mass = float(p[mask].sum() / p.sum())
+        if mass >= threshold and all(matcher.allows(t) for t in self.trigger[:1]):
+            return list(self.trigger), logits, mass
+        prose = logits.copy()
+        prose[mask] = -np.inf
+        return [], prose, mass
+
+    def decode(
+        self,
+        prompt: list[int],
+        room: int,
+        matcher: FailClosed | None,
+        options: GenerateOptions,
+        t0: float,
+    ) -> Generation:
+        """The reply to ``prompt``, at most ``room`` tokens (what the context has left), under
+        ``matcher`` when there is one; ``t0`` is when the step began (for its timings)."""
+        model = self.model
+        evaluated = model.prefill(prompt)
+        rng = np.random.default_rng(options.seed)
+        r = _Reply(model.token_bytes, matcher, options, min(options.max_tokens, room), prompt, self.drafter)
+        self.last_tokens = r.tokens
+        next_logits: np.ndarray | None = None
+        while r.n < r.limit:
+            logits = next_logits if next_logits is not None else model.logits()
+            next_logits = None
+            trigger, tok = self._next_token(logits, r, rng)
+            if tok is None:
+                return Generation(
+                    "".join(r.out), "error", len(prompt), evaluated, r.n, time.monotonic() - t0, r.first,
+                    error="the grammar allows no token here; the step is stopped (fail closed)",
+                    constraint_error=True,
+                )
+            if r.first is None:
+                r.first = time.monotonic() - t0
+            if tok in model.eog_ids:
+                r.finish = "stop"
+                break
+            r.emit(tok)
+            draft = list(trigger[1:])  # the rest of the trigger: part of the decision
+            n_trigger = len(draft)
+            if matcher is not None and options.call_heads:
+                fixed, ends = self._forced(r)
+                draft += fixed
+                if ends and n_trigger == 0 and r.n + len(draft) < r.limit:
+                    if self._tail(tok, draft, r):
+                        break
+                    continue
+            lookup = not draft and r.lookup is not None and r.decision != "call"
+            if lookup:
+                draft = self._lookup(r)
+            if not draft:
+                model.eval([tok])
+                continue
+            next_logits = self._jump(tok, draft, n_trigger, r, rng, lookup=lookup)
+        return r.generation(len(prompt), evaluated, room, t0)
+
+    def _next_token(self, logits: np.ndarray, r: _Reply, rng: np.random.Generator) -> tuple[list[int], int | None]:
+        """The trigger to force (a call decided at the first token, else none) and the next
+        token: the model's choice, or the constrained path's where the constraint refuses it;
+        None when the constraint allows no token at all."""
+        trigger: list[int] = []
+        m, o = r.matcher, r.options
+        logits = r.penalized(logits)
+        if r.n == 0 and m is not None and o.call_threshold is not None:
+            trigger, logits, mass = self._decide(logits, o.call_threshold, m)
+            r.decision = "call" if trigger else "prose"
+            r.call_mass = round(mass, 4)
+        tok = trigger[0] if trigger else r.sampler.sample(logits, rng)
+        if m is not None and not m.allows(tok):
+            r.rejected += 1
+            return trigger, _allowed_choice(logits, m, r.sampler, rng)
+        return trigger, tok
+
+    def _lookup(self, r: _Reply) -> list[int]:
+        """Draft tokens for greedy prose: what followed the last tokens where they occur
+        earlier in the prompt or the reply (prompt lookup), up to the first end-of-generation
+        token (the plain path ends there without emitting it) and within the reply's limit."""
+        assert r.lookup is not None
+        found = r.lookup(np.asarray(r.prompt + r.tokens, dtype=np.intc))
+        draft: list[int] = []
+        for t in found[: max(0, r.limit - r.n)].tolist():
+            if t in self.model.eog_ids:
+                break
+            draft.append(int(t))
+        return draft
+
+    def _forced(self, r: _Reply) -> tuple[list[int], bool]:
+        """The tokens of the text the constraint fixes next, and whether that text ends the turn."""
+        o = r.options
+        if r.matcher is not None and (engine_says := r.matcher.jump()) is not None:
+            return engine_says  # the engine's own forced tokens, where it knows them
+        forced, ends = forced_text("".join(r.out), o.call_heads, parallel=o.parallel, keys=o.call_keys)
+        if not forced:
+            return [], ends
+        fixed = self.model.tokenize(forced)
+        if not ends and len(fixed) > 1 and not self._piece(fixed[-1]).strip():
+            # A lone space last ('"path": ') is seldom the model's own split: it writes ' "'
+            # or ' 0' next. Leave it to the model instead of evaluating a row that the check
+            # in _jump would throw away.
+            fixed.pop()
+        return fixed, ends
+
+    def _tail(self, tok: int, draft: list[int], r: _Reply) -> bool:
+        """The rest of the turn is fixed ("\\n</tool_call>", then the end): no choice is left
+        whose logits these tokens could change, and the next prompt re-tokenizes the turn from
+        its text. Emit them unevaluated; the next step's prefill evaluates them with the tool's
+        result. True when the turn ended; else what was emitted is evaluated, to go on from."""
+        assert r.matcher is not None
+        done = _emit_tail(draft, r.matcher, r.emit)
+        r.forced += done
+        if done == len(draft) and any(r.matcher.allows(e) for e in self.model.eog_ids):
+            r.finish = "stop"
+            return True
+        self.model.eval([tok] + draft[:done])  # not the end after all: go on from here
+        return False
+
+    def _jump(
+        self, tok: int, draft: list[int], n_trigger: int, r: _Reply, rng: np.random.Generator, *, lookup: bool = False
+    ) -> np.ndarray:
+        """Jump-forward: evaluate ``tok`` and the fixed tokens in one batch, then keep each one
+        only if the plain path would have produced it (under greedy decoding, the argmax, among
+        the allowed tokens under a constraint). The first that differs, a different split of the
+        same text, say, is dropped with all after it, so the output is the plain path's, token
+        for token. The first ``n_trigger`` tokens (the call's trigger) are the decision's, kept
+        as they are. A ``lookup`` draft (greedy only) is checked the same way and counted apart.
+        Returns the logits after the last token kept."""
+        rows = self.model.eval_rows([tok] + draft)
+        kept = 0
+        for j, ft in enumerate(draft):
+            if r.n >= r.limit or (r.matcher is not None and not r.matcher.allows(ft)):
+                break
+            if j >= n_trigger and r.sampler.greedy and _greedy_choice(rows[j], r, rng) != ft:
+                break
+            r.emit(ft)
+            kept += 1
+            if j >= n_trigger and not lookup:
+                r.forced += 1
+        if lookup:
+            r.drafted += len(draft)
+            r.draft_kept += kept
+        elif kept < len(draft):
+            r.dropped += len(draft) - kept
+        if kept < len(draft):
+            self.model.rewind(len(draft) - kept)  # the KV cells past here are dropped on the next eval
+        return rows[kept]
+
+
+class _Reply:
+    """One reply while it is decoded: its tokens and text so far, and what the decoder counted."""
+
+    def __init__(
+        self,
+        token_bytes: Callable[[int], bytes],
+        matcher: FailClosed | None,
+        options: GenerateOptions,
+        limit: int,
+        prompt: list[int],
+        drafter: Callable[[], Drafter],
+    ) -> None:
+        self.token_bytes, self.matcher, self.options = token_bytes, matcher, options
+        self.limit, self.prompt = limit, prompt
+        o = options
+        self.sampler = Sampler(o.temperature, o.top_k, o.top_p, o.min_p, o.repeat_penalty)
+        greedy_lookup = o.prompt_lookup and self.sampler.greedy
+        self.lookup = drafter() if greedy_lookup else None
+        self.drafted = self.draft_kept = 0  # prompt-lookup tokens drafted, and kept
+        self.text_decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        self.out: list[str] = []  # the text, piece by piece
+        self.tokens: list[int] = []
+        self.rejected = self.forced = self.dropped = 0  # refused by the grammar; jumped; jumped in vain
+        self.first: float | None = None  # seconds to the first token
+        self.finish: FinishReason = "length"
+        self.decision: Decision | None = None  # call or prose, at the first token
+        self.call_mass: float | None = None
+
+    @property
+    def n(self) -> int:
+        """Tokens emitted so far."""
+        return len(self.tokens)
+
+    def penalized(self, logits: np.ndarray) -> np.ndarray:
+        """``logits`` after the repetition penalty over the last tokens of prompt and reply."""
+        s = self.sampler
+        if s.repeat_penalty == 1.0:
+            return logits
+        return s.penalize(logits, (self.prompt[-s.penalty_last_n :] + self.tokens)[-s.penalty_last_n :])
+
+    def emit(self, tok: int) -> None:
+        """Append ``tok`` to the reply: the grammar advances, its text is streamed."""
+        if self.matcher is not None:
+            self.matcher.accept(tok)
+        piece = self.text_decoder.decode(self.token_bytes(tok))
+        self.tokens.append(tok)
+        if piece:
+            self.out.append(piece)
+            if self.options.on_text:
+                self.options.on_text(piece)
+
+    def generation(self, prompt_tokens: int, evaluated: int, room: int, t0: float) -> Generation:
+        """The finished reply; ``room`` is what the context had left for it."""
+        tail = self.text_decoder.decode(b"", final=True)
+        if tail:
+            self.out.append(tail)
+        if self.finish == "length" and self.n >= room:
+            self.finish = "context"
+        counted = self.matcher is not None  # the counts of a constrained reply: None without one
+        looked = {"lookup_drafted": self.drafted, "lookup_kept": self.draft_kept} if self.drafted else {}
+        return Generation(
+            "".join(self.out), self.finish, prompt_tokens, evaluated, self.n, time.monotonic() - t0, self.first,
+            error="the context window filled up during the reply" if self.finish == "context" else None,
+            decision=self.decision, call_mass=self.call_mass,
+            grammar_rejections=self.rejected if counted else None,
+            forced_tokens=self.forced if counted else None,
+            forced_dropped=self.dropped if counted else None,  # inserted in vain: the plain path chose otherwise
+            details=looked,
+        )
+
+
+def _allowed_choice(logits: np.ndarray, matcher: FailClosed, sampler: Sampler, rng: np.random.Generator) -> int | None:
+    """The token the constrained path picks from ``logits``: the sampler's choice among
+    the tokens the constraint allows; None if none is allowed."""
+    if sampler.greedy:
+        best = int(np.argmax(logits))
+        if matcher.allows(best):
+            return best
+        alt = _best_allowed(logits, matcher)
+        if alt is not None:
+            return alt
+    masked = matcher.mask(logits)
+    if not np.isfinite(masked).any():
+        return None
+    return sampler.sample(masked, rng)
+
+
+def _greedy_choice(logits: np.ndarray, r: _Reply, rng: np.random.Generator) -> int | None:
+    """The token the plain path would pick from ``logits`` under greedy decoding (the
+    decision at the first token aside): the argmax, the best allowed one under a constraint."""
+    logits = r.penalized(logits)
+    if r.matcher is None:
+        return int(np.argmax(logits))
+    return _allowed_choice(logits, r.matcher, r.sampler, rng)
+
+
+def _emit_tail(tokens: list[int], matcher: FailClosed, emit: Callable[[int], None]) -> int:
+    """Emit ``tokens`` while the grammar allows them; returns how many were emitted."""
+    for i, t in enumerate(tokens):
+        if not matcher.allows(t):
+            return i
+        emit(t)
+    return len(tokens)
+
+
+def _best_allowed(logits: np.ndarray, matcher: FailClosed, k: int = 48) -> int | None:
+    """Under greedy decoding, the best token the grammar allows among the top
+    ``k``: the same token the full mask would give, at a fraction of its cost."""
+    top = np.argpartition(logits, -k)[-k:]
+    for tok in top[np.argsort(-logits[top])]:
+        if matcher.allows(int(tok)):
+            return int(tok)
+    return None
+
