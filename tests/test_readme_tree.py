@@ -1,10 +1,10 @@
-"""The README's module list names every module of the package where it is, and only modules
-that exist; and no function of the package is longer than one can read at once."""
+"""The README's architecture section lists the package tree exactly as it is, one line per
+file (``__init__.py`` included) and per folder, indented two spaces a level; and no function
+of the package is longer than one can read at once."""
 
 from __future__ import annotations
 
 import ast
-import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -19,60 +19,39 @@ def _tree_block() -> str:
     return block
 
 
-def _entries(block: str) -> list[str]:
-    """The package's entries (``name  what it is``), each with its continuation lines."""
+def _listed(block: str) -> tuple[set[str], set[str], set[str]]:
+    """The package's files and folders the tree names, as paths in the package
+    (``tools/base.py``, ``evaluation/tasks``), and the entries after the package
+    (``grammars/``, ``tests/``)."""
     lines = block.strip("\n").splitlines()
-    entries: list[str] = []
+    files: set[str] = set()
+    folders: set[str] = set()
+    outside: set[str] = set()
+    stack: list[str] = []
     for line in lines[1:]:
+        name = line.split()[0]
         if not line.startswith(" "):
-            break  # past the package: grammars/, models/, ...
-        if line.startswith("  ") and not line.startswith("   "):
-            entries.append(line.strip())
-        else:
-            entries[-1] += " " + line.strip()
-    return entries
-
-
-def _named(block: str) -> tuple[set[str], set[str]]:
-    """The modules the list names, as paths in the package (``tools/base.py``; a folder's own
-    are in its entry, a subfolder's in ``sub/ (...)``), and the other paths it names."""
-    modules: set[str] = set()
-    others: set[str] = set()
-    for entry in _entries(block):
-        head, _, text = entry.partition(" ")
-        if not head.endswith("/"):
-            modules.add(head)
+            outside.add(name)
             continue
-        folders, opened, depth = [head], [], 0
-        for m in re.finditer(r"(\w+/) \(|([\w/]+\.py)\b|[()]", text):
-            if m[1]:
-                depth += 1
-                folders.append(m[1])
-                opened.append(depth)
-            elif m[2]:
-                if "/" in m[2]:
-                    others.add(m[2])
-                else:
-                    modules.add("".join(folders) + m[2])
-            elif m[0] == "(":
-                depth += 1
-            else:
-                if opened and opened[-1] == depth:
-                    folders.pop()
-                    opened.pop()
-                depth -= 1
-    return modules, others
+        indent = len(line) - len(line.lstrip(" "))
+        assert indent % 2 == 0 and indent // 2 <= len(stack) + 1, f"misindented: {line!r}"
+        del stack[indent // 2 - 1:]
+        if name.endswith("/"):
+            stack.append(name.rstrip("/"))
+            folders.add("/".join(stack))
+        else:
+            files.add("/".join(stack + [name]))
+    return files, folders, outside
 
 
-def test_the_readme_module_list_matches_the_tree() -> None:
-    block = _tree_block()
-    named, others = _named(block)
-    modules = {str(p.relative_to(PACKAGE)) for p in PACKAGE.rglob("*.py") if p.name != "__init__.py"}
-    assert sorted(modules - named) == [], "not in the README's module list (or not in its folder's entry)"
-    assert sorted(named - modules) == [], "named in the README's module list, not in the tree"
-    assert sorted(p for p in others if not (ROOT / p).exists()) == []
-    folders = set(re.findall(r"^ {2}(\w+)/", block, re.M))
-    assert folders == {p.name for p in PACKAGE.iterdir() if p.is_dir() and not p.name.startswith("__")}
+def test_the_readme_tree_matches_the_package() -> None:
+    files, folders, outside = _listed(_tree_block())
+    on_disk = {str(p.relative_to(PACKAGE)) for p in PACKAGE.rglob("*.py")}
+    assert sorted(on_disk - files) == [], "not in the README's tree (or not under its folder)"
+    assert sorted(files - on_disk) == [], "in the README's tree, not in the package"
+    dirs = {str(p.relative_to(PACKAGE)) for p in PACKAGE.rglob("*") if p.is_dir() and "__pycache__" not in p.parts}
+    assert folders == dirs
+    assert sorted(p for p in outside if not (ROOT / p).exists()) == []
 
 
 def test_no_function_is_longer_than_60_lines() -> None:

@@ -4,7 +4,7 @@ With plain validation (no state-aware grammar), the first read of `src/mian.py` 
 model: left to itself it now often fixes the spelling) fails with
 "closest: src/main.py; to retry: {...}"; the 0.5B model sends the corrected call on its
 next turn, or sends the wrong one again, which the loop then runs corrected. (Before the error carried the corrected call, it repeated the failed
-call word for word until the no-progress stop; see the README, "Recovery from wrong paths".)
+call word for word until the no-progress stop; see evals/README.md, "Recovery from wrong paths".)
 """
 
 from __future__ import annotations

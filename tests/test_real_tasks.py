@@ -78,7 +78,7 @@ def test_the_file_that_mentions_a_word_is_found_by_searching(qwen) -> None:  # t
     runs = _run(qwen, _of("search_many", n=3))
     assert all(r.calls and r.calls[0].startswith("search(") for r in runs), [(r.id, r.calls) for r in runs]
     # 1 of these 3: the search finds the line and the answer may quote it instead of naming
-    # the file (test split: 8 of 11; see the README).
+    # the file (test split: 8 of 11; see evals/README.md).
     assert _done(runs) >= 1, _why(runs)
 
 
@@ -92,7 +92,7 @@ def test_a_change_is_made_once_and_the_run_ends(qwen) -> None:  # type: ignore[n
 
 def test_small_edits_change_the_workspace_as_asked(qwen) -> None:  # type: ignore[no-untyped-def]
     # Create a file, fix a typo, rename a function: 6, 8 and 9 of 11 on the test split (an
-    # append or a setting through edit_file is still 0 and 2 of 11: see the README).
+    # append or a setting through edit_file is still 0 and 2 of 11: see evals/README.md).
     runs = _run(qwen, _of("edit_create", "edit_typo", "edit_rename", n=2))
     assert _done(runs) >= 3, _why(runs)
     assert not [r for r in runs if r.failure == "extra_change"], _why(runs)
