@@ -112,6 +112,9 @@ class AgentConfig:
     # An append task whose named files are all read appends next (no more looking): asked
     # to add a line to shopping.txt, the 0.5B model read it, then three other files.
     append_once_read: bool = True
+    # A question whose named files are all read whole (nothing to work out) is answered
+    # next, from the evidence (policy.answers_once_read).
+    answer_once_read: bool = True
 
 
 @dataclass
@@ -441,7 +444,7 @@ class Agent:
         if s.stop:
             return
         t0 = time.monotonic()
-        if self._change_done(s) or self._calculated(s):
+        if self._change_done(s) or self._calculated(s) or self._read_enough(s):
             self._answer_now(s, t0)
             return
         turn = self._turn_choice(s)
@@ -719,6 +722,12 @@ class Agent:
             return False
         return policy.ready_to_append(s.task, self.workspace, s.read)
 
+    def _read_enough(self, s: "RunState") -> bool:
+        cfg = self.config
+        if not (cfg.answer_once_read and cfg.constrained and self._choice.mode == "auto"):
+            return False
+        return policy.answers_once_read(s.task, self.workspace, s.whole)
+
     def _calculates(self, s: "RunState") -> bool:
         """Whether the step must call calculate: the question asks for something worked out
         and no calculation succeeded yet (two tries)."""
@@ -735,8 +744,8 @@ class Agent:
         return ok and self.config.calculate_when_asked and policy.computes(s.task)
 
     def _answer_now(self, s: "RunState", t0: float) -> None:
-        """End the run with an answer written from the evidence (the change is made, or the
-        calculation done)."""
+        """End the run with an answer written from the evidence (the change is made, the
+        calculation done, or the files a question names read)."""
         self._notice(s, "the work is done: the answer is written from the results")
         gen = self._ask(s, self._evidence_msgs(s), Turn(ToolChoice("none")), t0, tools_shown=self._tools_in_answer())
         if gen is None:

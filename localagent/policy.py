@@ -73,8 +73,12 @@ _NOT_TERMS = frozenset(
     "talks refer refers referred contain contains containing says".split()
 )
 # A question after the file that holds a word: "which file in docs mentions X?"
-_WHICH_FILE = re.compile(r"\b(which|where|what|find)\b", re.IGNORECASE)
-_MENTIONS = re.compile(r"\b(mention\w*|refer\w*|talks? about|contain\w*|says?|appear\w*|includ\w*|has \S+ in it)\b", re.IGNORECASE)
+_WHICH_FILE = re.compile(r"\b(which|where|what|find|point me|show me)\b", re.IGNORECASE)
+_MENTIONS = re.compile(
+    r"\b(mention\w*|refer\w*|talks? about|contain\w*|says?|appear\w*|includ\w*|has \S+ in it|brings? up|names"
+    r"|(is|are) written|speaks? (of|about)|discuss\w*|cites?|quot\w*|words?|terms?)\b",
+    re.IGNORECASE,
+)
 
 
 def task_words(task: str) -> list[str]:
@@ -141,7 +145,7 @@ def missing_named(task: str, workspace: Workspace | None, limit: int = 200) -> t
 def asks_which_file(task: str) -> bool:
     """Whether a question asks which file holds a word ("Which file in notes mentions
     X?"): offered list_dir, the 0.5B model listed the folder and named a file at random."""
-    return bool(_WHICH_FILE.search(task) and _MENTIONS.search(task) and re.search(r"\bfiles?\b", task, re.IGNORECASE))
+    return bool(_WHICH_FILE.search(task) and _MENTIONS.search(task) and re.search(r"\b(files?|documents?)\b", task, re.IGNORECASE))
 
 
 def search_words(task: str, workspace: Workspace | None, tried: Collection[str] = ()) -> list[str]:
@@ -404,6 +408,20 @@ def unread_named(task: str, workspace: Workspace | None, read: set[str]) -> list
     """The files the task names that exist and have not been read yet: read them before
     anything else. The 0.5B model answered "what does lib/utils.py define" from the tool
     list, and "the total in a.txt and b.txt" after reading neither."""
+    return [p for p in named_files(task, workspace) if p not in read]
+
+
+def answers_once_read(task: str, workspace: Workspace | None, whole: set[str]) -> bool:
+    """Whether a question is answered now: it names files, each is read whole, and nothing
+    is to be worked out. Left to go on, the 0.5B model listed the file it had just read, or
+    named one of its three functions as "the function defined there"."""
+    files = named_files(task, workspace)
+    return asks_only(task) and not computes(task) and bool(files) and all(p in whole for p in files)
+
+
+def named_files(task: str, workspace: Workspace | None) -> list[str]:
+    """The existing files a task names or can only mean (a misspelling), and the one or two
+    files of a folder named where a file is meant."""
     if workspace is None:
         return []
     named = workspace.mentioned(task)
@@ -413,7 +431,7 @@ def unread_named(task: str, workspace: Workspace | None, read: set[str]) -> list
         for folder in (p for p in named if (workspace.root / p).is_dir()):
             inside = [f for f in workspace.text_files() if f.startswith(folder.rstrip("/") + "/") and "/" not in f[len(folder) + 1 :]]
             files += inside if len(inside) <= 2 else []
-    return [p for p in dict.fromkeys(files) if p not in read]
+    return list(dict.fromkeys(files))
 
 
 def _meant(task: str, workspace: Workspace, limit: int = 200) -> list[str]:

@@ -114,6 +114,7 @@ def _agent(ws: Workspace, replies: list[object]) -> tuple[Agent, FakeBackend]:
 def test_an_answer_that_writes_the_task_back_is_asked_again_from_the_evidence(ws: Workspace) -> None:
     task = "Read notes.txt and tell me the launch code."
     agent, fake = _agent(ws, [call_text("read_file", path="notes.txt"), task, "The launch code is 4821."])
+    agent.config.answer_once_read = False  # else the answer after the read is already from the evidence
     r = agent.run(task)
     assert r.stop_reason is StopReason.ANSWERED and r.answer == "The launch code is 4821."
     asked = fake.requests[-1]
@@ -175,6 +176,20 @@ def test_once_the_named_file_is_read_an_append_task_appends_next(ws: Workspace) 
     agent.config.append_once_read, agent.approver = False, lambda *a: (True, "")
     agent.run(task)
     assert "read_file" in (fake.options[1].grammar or "")
+
+
+def test_a_question_whose_named_files_are_read_whole_is_answered_next(ws: Workspace) -> None:
+    task = "What is the launch code in notes.txt?"
+    assert not policy.answers_once_read(task, ws, set()) and policy.answers_once_read(task, ws, {"notes.txt"})
+    assert policy.answers_once_read("What is the launch code in notse.txt?", ws, {"notes.txt"})  # the file it can only mean
+    assert not policy.answers_once_read("What is 3 plus the number in notes.txt?", ws, {"notes.txt"})  # to work out
+    assert not policy.answers_once_read("Add 'x' to notes.txt.", ws, {"notes.txt"})  # a change
+    assert not policy.answers_once_read("Which file mentions the launch?", ws, {"notes.txt"})  # names no file
+    read = call_text("read_file", path="notes.txt")
+    agent, fake = _agent(ws, [read, "The launch code is 4821."])
+    r = agent.run(task)
+    assert r.answer == "The launch code is 4821." and r.steps == 2
+    assert [m.role for m in fake.requests[1]] == ["system", "user"] and "Launch code: 4821" in fake.requests[1][-1].content
 
 
 def test_a_failed_call_sent_again_is_answered_from_what_was_found(ws: Workspace) -> None:
@@ -459,6 +474,9 @@ def test_a_question_that_asks_for_something_worked_out(task: str, computes: bool
         ("In ops, which file has tangerine in it?", True),
         ("Name the file in ops where volcano appears.", True),
         ("Which file includes the word marmalade?", True),
+        ("Which document in data brings up glacier?", True),
+        ("Point me to the file in notes that names glacier.", True),
+        ("tangerine is written in one of the files in records. Which file?", True),
         ("Which file is the largest in docs?", False),
         ("What does notes.txt say?", False),
     ],
