@@ -726,7 +726,7 @@ class Agent:
         cfg = self.config
         if not (cfg.answer_once_read and cfg.constrained and self._choice.mode == "auto"):
             return False
-        return policy.answers_once_read(s.task, self.workspace, s.whole)
+        return policy.answers_once_read(s.task, self.workspace, s.whole, self.tools.names())
 
     def _calculates(self, s: "RunState") -> bool:
         """Whether the step must call calculate: the question asks for something worked out

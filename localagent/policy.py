@@ -411,12 +411,19 @@ def unread_named(task: str, workspace: Workspace | None, read: set[str]) -> list
     return [p for p in named_files(task, workspace) if p not in read]
 
 
-def answers_once_read(task: str, workspace: Workspace | None, whole: set[str]) -> bool:
-    """Whether a question is answered now: it names files, each is read whole, and nothing
-    is to be worked out. Left to go on, the 0.5B model listed the file it had just read, or
-    named one of its three functions as "the function defined there"."""
+# The tools of tools.builtin.workspace_tools: with no other tool, a file read is all there is to know.
+WORKSPACE_TOOLS = frozenset({"read_file", "list_dir", "search", "find_files", "calculate", "write_file", "edit_file", "run_command"})
+
+
+def answers_once_read(task: str, workspace: Workspace | None, whole: set[str], tools: Collection[str] = WORKSPACE_TOOLS) -> bool:
+    """Whether a question is answered now: it names files, each is read whole, nothing is
+    to be worked out, and no tool but the workspace's is offered (a tool of the user's may be
+    what the question needs next). Left to go on, the 0.5B model listed the file it had just
+    read, or named one of its three functions as "the function defined there"."""
     files = named_files(task, workspace)
-    return asks_only(task) and not computes(task) and bool(files) and all(p in whole for p in files)
+    if not set(tools) <= WORKSPACE_TOOLS or not asks_only(task) or computes(task):
+        return False
+    return bool(files) and all(p in whole for p in files)
 
 
 def named_files(task: str, workspace: Workspace | None) -> list[str]:

@@ -185,6 +185,7 @@ def test_a_question_whose_named_files_are_read_whole_is_answered_next(ws: Worksp
     assert not policy.answers_once_read("What is 3 plus the number in notes.txt?", ws, {"notes.txt"})  # to work out
     assert not policy.answers_once_read("Add 'x' to notes.txt.", ws, {"notes.txt"})  # a change
     assert not policy.answers_once_read("Which file mentions the launch?", ws, {"notes.txt"})  # names no file
+    assert not policy.answers_once_read(task, ws, {"notes.txt"}, ["read_file", "word_count"])  # a tool of the user's
     read = call_text("read_file", path="notes.txt")
     agent, fake = _agent(ws, [read, "The launch code is 4821."])
     r = agent.run(task)
