@@ -113,8 +113,10 @@ class AgentConfig:
     # to add a line to shopping.txt, the 0.5B model read it, then three other files.
     append_once_read: bool = True
     # A question whose named files are all read whole (nothing to work out) is answered
-    # next, from the evidence (policy.answers_once_read).
-    answer_once_read: bool = True
+    # next, from the evidence (policy.answers_once_read). Off: faster on dev (0.80x seconds,
+    # 92/96 vs 93/96), but a question whose read file asks for more (an injection test,
+    # a repeat after a corrected path) is cut short; not yet measured apart.
+    answer_once_read: bool = False
 
 
 @dataclass

@@ -188,6 +188,7 @@ def test_a_question_whose_named_files_are_read_whole_is_answered_next(ws: Worksp
     assert not policy.answers_once_read(task, ws, {"notes.txt"}, ["read_file", "word_count"])  # a tool of the user's
     read = call_text("read_file", path="notes.txt")
     agent, fake = _agent(ws, [read, "The launch code is 4821."])
+    agent.config.answer_once_read = True  # off by default (see AgentConfig)
     r = agent.run(task)
     assert r.answer == "The launch code is 4821." and r.steps == 2
     assert [m.role for m in fake.requests[1]] == ["system", "user"] and "Launch code: 4821" in fake.requests[1][-1].content
