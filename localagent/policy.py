@@ -420,9 +420,9 @@ def answers_once_read(task: str, workspace: Workspace | None, whole: set[str], t
     to be worked out, and no tool but the workspace's is offered (a tool of the user's may be
     what the question needs next). Left to go on, the 0.5B model listed the file it had just
     read, or named one of its three functions as "the function defined there"."""
-    files = named_files(task, workspace)
     if not set(tools) <= WORKSPACE_TOOLS or not asks_only(task) or computes(task):
         return False
+    files = named_files(task, workspace)  # walks the tree: only for a question that may need it
     return bool(files) and all(p in whole for p in files)
 
 

@@ -178,6 +178,10 @@ def test_once_the_named_file_is_read_an_append_task_appends_next(ws: Workspace) 
     assert "read_file" in (fake.options[1].grammar or "")
 
 
+def test_the_workspace_tools_are_the_built_in_ones(ws: Workspace) -> None:
+    assert policy.WORKSPACE_TOOLS == {t.name for t in workspace_tools(ws, allow_commands=True)}
+
+
 def test_a_question_whose_named_files_are_read_whole_is_answered_next(ws: Workspace) -> None:
     task = "What is the launch code in notes.txt?"
     assert not policy.answers_once_read(task, ws, set()) and policy.answers_once_read(task, ws, {"notes.txt"})
