@@ -5,7 +5,11 @@
 
 For each threshold of 0.05 .. 0.95: the share of no-call cases the model would have
 called (first-token call mass at least the threshold) and the share of call cases it
-would not have; the row with the smallest sum is marked. Choose on dev, report on test.
+would not have; the row with the smallest sum is marked. One table for all cases, then
+one per step: the first turn (the conversation ends with the user's request) and after
+a result (it ends with a tool's result), and the first turn split by how well the request
+matches the tools (``policy.tool_match``: no content word shared with any tool, or some).
+Choose on dev, report on test.
 """
 
 from __future__ import annotations
@@ -16,7 +20,8 @@ import sys
 from pathlib import Path
 
 from localagent.errors import ConfigError
-from localagent.evaluation.evaluate import load_cases, pick_threshold, rescore
+from localagent import policy
+from localagent.evaluation.evaluate import Case, load_cases, pick_threshold, rescore, threshold_curve
 
 
 def table(curve: list[dict[str, float]]) -> str:
@@ -36,7 +41,8 @@ def main() -> int:
     args = ap.parse_args()
     try:
         saved = json.loads(args.report.read_text(encoding="utf-8"))
-        curve = rescore(saved, load_cases(args.cases)).curve()
+        cases = load_cases(args.cases)
+        curve = rescore(saved, cases).curve()
     except (OSError, ValueError, ConfigError) as e:
         print(f"threshold_curve: {e}", file=sys.stderr)
         return 2
@@ -44,7 +50,30 @@ def main() -> int:
         print(f"threshold_curve: {args.report} records no call masses (constrained mode, tool choice auto, the llama backend)", file=sys.stderr)
         return 2
     print(table(curve))
+    for name, ids in groups(cases).items():
+        rs = [r for r in saved["results"] if r.get("call_mass") is not None and r["id"] in ids]
+        labels = [ids[r["id"]] for r in rs]
+        if len(set(labels)) < 2:
+            print(f"\n{name}: {len(rs)} cases, all {'needing' if labels and labels[0] else 'needing no'} call: no curve")
+            continue
+        print(f"\n{name} ({len(rs)} cases):\n")
+        print(table(threshold_curve([r["call_mass"] for r in rs], labels)))
     return 0
+
+
+def groups(cases: list[Case]) -> dict[str, dict[str, bool]]:
+    """Case id -> a call is expected, for each step and match of the request to the tools."""
+    out: dict[str, dict[str, bool]] = {k: {} for k in ("first turn", "after a result", "first turn, no word shared with a tool", "first turn, a word shared")}
+    for c in cases:
+        h = c.history()
+        if h and h[-1].role == "tool":
+            out["after a result"][c.id] = bool(c.expected)
+            continue
+        out["first turn"][c.id] = bool(c.expected)
+        request = next((m.content for m in reversed(h) if m.role == "user"), "")
+        shared = policy.tool_match(request, c.tools) > 0
+        out["first turn, a word shared" if shared else "first turn, no word shared with a tool"][c.id] = bool(c.expected)
+    return out
 
 
 if __name__ == "__main__":

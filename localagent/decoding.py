@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Callable
 
-from .backends.base import GenerateOptions
+from .backends.base import GenerateOptions, MoreCalls
 from .constraint.grammar import Constraint, ToolChoice
 
 if TYPE_CHECKING:  # loop.py imports this module: a runtime import would be a cycle
@@ -22,10 +22,15 @@ def decoding_options(
     threshold: float | None,
     choice: ToolChoice | None,
     on_text: Callable[[str], None] | None = None,
+    implied: int = 1,
 ) -> GenerateOptions:
     """The options of one step under ``constraint`` (None: free text); ``threshold``
-    is the first-token call-or-prose threshold, ``choice`` what the constraint enforces."""
+    is the first-token call-or-prose threshold, ``choice`` what the constraint enforces,
+    ``implied`` the calls the request implies (policy.calls_implied), for parallel calls."""
     jump = constraint is not None and config.jump_forward
+    more = None
+    if constraint is not None and config.parallel_calls and config.more_calls is not None:
+        more = MoreCalls(implied, *config.more_calls)
     return GenerateOptions(
         max_tokens=config.max_tokens,
         temperature=config.temperature,
@@ -42,6 +47,7 @@ def decoding_options(
         call_heads=constraint.heads if constraint and jump else (),
         call_keys=dict(constraint.keys) if constraint and jump else None,
         parallel=config.parallel_calls,
+        more_calls=more,
         tool_choice=(choice.name or choice.mode) if choice else "auto",
     )
 

@@ -52,6 +52,10 @@ class AgentConfig:
     jump_forward: bool = True  # insert the tokens the constraint fixes without sampling
     tool_choice: str = "auto"
     parallel_calls: bool = False  # measured: the 0.5B model repeats itself when allowed several
+    # With parallel calls, after each call: go on to another while fewer calls than the request
+    # implies (policy.calls_implied) were made and the model's probability of another is at
+    # least the first, or past that count when it is at least the second. None: greedy.
+    more_calls: tuple[float, float] | None = (0.1, 0.9)
     reason: bool = False
     max_result_tokens: int = 800
     context_limit: int | None = None  # fold above this many prompt tokens (default: the window)
@@ -527,7 +531,7 @@ class Agent:
         if s.ev.on_step_start:
             s.ev.on_step_start(s.step)
         s.inflight = _InFlight(s.step, t0)
-        gen = self._generate(msgs, s.schemas if tools_shown else [], grammar, s.ev, turn.threshold, s.inflight.streamed, turn.choice)
+        gen = self._generate(msgs, s.schemas if tools_shown else [], grammar, s.ev, turn.threshold, s.inflight.streamed, turn.choice, s.task)
         s.usage.add(gen)
         s.reused_before = self._check_reuse(gen, s.reused_before) if tools_shown else 0
         return self._unless_failed(s, gen, t0)
@@ -588,7 +592,7 @@ class Agent:
             return None
         assert s.inflight is not None
         s.inflight.streamed.clear()  # an interrupt now keeps the answer, not the repeat
-        retry = self._generate(msgs, s.schemas if tools_shown else [], grammar, s.ev, None, s.inflight.streamed, choice)
+        retry = self._generate(msgs, s.schemas if tools_shown else [], grammar, s.ev, None, s.inflight.streamed, choice, s.task)
         s.usage.add(retry)
         retry.repeat_guard = first.repeat_guard or [c.canonical() for c in calls]
         retry.prompt_tokens += first.prompt_tokens
@@ -677,6 +681,7 @@ class Agent:
         threshold: float | None,
         streamed: list[str] | None = None,
         choice: ToolChoice | None = None,
+        task: str = "",
     ) -> Generation:
         on_text = ev.on_text
         if streamed is not None:
@@ -687,7 +692,8 @@ class Agent:
                 if shown:
                     shown(piece)
 
-        options = decoding_options(self.config, constraint, threshold=threshold, choice=choice, on_text=on_text)
+        implied = policy.calls_implied_now(task, msgs)
+        options = decoding_options(self.config, constraint, threshold=threshold, choice=choice, on_text=on_text, implied=implied)
         return self.backend.generate(msgs, schemas, options)
 
     def _check_reuse(self, gen: Generation, previous: int) -> int:

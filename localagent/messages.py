@@ -11,6 +11,11 @@ from .errors import ToolErrorInfo
 Role = Literal["system", "user", "assistant", "tool"]
 
 
+def canonical(name: str, arguments: dict[str, Any]) -> str:
+    """Name plus arguments with sorted keys: equal calls give equal strings."""
+    return name + json.dumps(arguments, sort_keys=True, ensure_ascii=False)
+
+
 @dataclass
 class ToolCall:
     """One call the model made; ``id`` is unique within the run."""
@@ -20,8 +25,7 @@ class ToolCall:
     arguments: dict[str, Any]
 
     def canonical(self) -> str:
-        """Name plus arguments with sorted keys: equal calls give equal strings."""
-        return self.name + json.dumps(self.arguments, sort_keys=True, ensure_ascii=False)
+        return canonical(self.name, self.arguments)
 
     def to_dict(self) -> dict[str, Any]:
         return {"id": self.id, "name": self.name, "arguments": self.arguments}

@@ -52,6 +52,53 @@ _CHANGE_WORD = re.compile(_CHANGE.pattern.split(")(", 1)[1].split(")\\b", 1)[0].
 _ASKS = re.compile(r"^\s*(what|which|who|where|when|why|how|is|are|does|do|list|tell|say|name|read|find|show|count|give)\b|\?\s*$", re.IGNORECASE)
 
 
+# What joins the parts of a request that each need a call: "Seoul, Madrid and Dublin",
+# "convert 5 USD to CAD; also, what is Intel at?". Quoted text is taken out first.
+_PARTS = re.compile(r"[,;](?=\s)|&|\b(?:and|plus|also|then|as well as)\b|[?.!](?=\s)", re.IGNORECASE)
+_QUOTE = re.compile(r"\"[^\"\n]*\"|\u201c[^\u201d\n]*\u201d|(?<!\w)'[^'\n]*'(?!\w)")
+MAX_CALLS = 8  # the calls one turn may hold (the grammar's bound)
+
+
+def calls_implied(request: str) -> int:
+    """The calls a request implies, counted from its parts: a list of three cities, two
+    jobs joined by "and". An upper bound, often high ("size medium, whole milk" is one
+    order): the decoder goes on only while the model's own probability of another call
+    is high enough (``MoreCalls``)."""
+    text = _QUOTE.sub(" ", request)
+    parts = [p for p in _PARTS.split(text) if any(ch.isalpha() for ch in p)]
+    return max(1, min(MAX_CALLS, len(parts)))
+
+
+_WORD = re.compile(r"[A-Za-z]{3,}")
+_COMMON = frozenset(
+    "the and for with from that this what which how are was you your can get set give tell show "
+    "please now today current one all any some its into out about".split()
+)
+
+
+def _stems(text: str) -> set[str]:
+    """Content words, cut to four letters (weather/weathers, light/lights)."""
+    return {w.lower()[:4] for w in _WORD.findall(text.replace("_", " ")) if w.lower() not in _COMMON}
+
+
+def tool_match(request: str, tools: list[dict[str, Any]]) -> int:
+    """How well ``request`` matches the offered tools: the most content words it shares with
+    one tool's name, description and parameter names. 0: it shares none with any."""
+    asked = _stems(request)
+    best = 0
+    for t in tools:
+        f = t.get("function", t)
+        params = " ".join((f.get("parameters") or {}).get("properties", {}))
+        best = max(best, len(asked & _stems(f"{f.get('name', '')} {f.get('description', '')} {params}")))
+    return best
+
+
+def calls_implied_now(request: str, msgs: list[Message]) -> int:
+    """The calls the next turn should hold: what ``request`` implies when the turn answers
+    it (the conversation ends with the user's turn); one after a tool result."""
+    return calls_implied(request) if msgs and msgs[-1].role == "user" else 1
+
+
 def asks_only(task: str) -> bool:
     """Whether the task is only a question (a question word or mark, no change word
     anywhere): then no file is written. Having read notes/server.txt to answer "what
@@ -539,6 +586,12 @@ def unsupported(answer: str, task: str, history: list[Message]) -> list[str]:
     so the check asks for one more look, not for silence."""
     seen = task + "\n" + "\n".join(m.content for m in history if m.role == "tool")
     return [n for n in _NUMBER.findall(answer) if n not in seen]
+
+
+def answered(history: list[Message]) -> set[str]:
+    """The calls of ``history`` (canonical) whose results it holds, errors aside."""
+    calls = {c.id: c for m in history if m.role == "assistant" for c in m.tool_calls}
+    return {calls[m.tool_call_id].canonical() for m in history if m.role == "tool" and m.tool_call_id in calls and not m.content.startswith("error (")}
 
 
 def evidence(history: list[Message]) -> list[Evidence]:

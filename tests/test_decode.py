@@ -9,13 +9,14 @@ is the llguidance engine over the same vocabulary, built from a real tool's sche
 from __future__ import annotations
 
 import hashlib
+from dataclasses import replace
 from typing import Annotated, Any
 
 import numpy as np
 import pytest
 from pydantic import Field
 
-from localagent.backends.base import GenerateOptions, Generation
+from localagent.backends.base import GenerateOptions, Generation, MoreCalls
 from localagent.backends.decoder import Decoder, LogitsModel
 from localagent.backends.llama import make_drafter
 from localagent.constraint.grammar import ToolChoice, build_constraint
@@ -280,3 +281,41 @@ def test_prompt_lookup_is_for_greedy_decoding_only() -> None:
     b = decoder(ANSWER)
     g = decode(b, GenerateOptions(prompt_lookup=True, temperature=0.7, seed=1), prompt=QUOTED)
     assert "lookup_drafted" not in g.info
+
+
+CALL_B = CALL.replace("notes.txt", "a.txt")
+
+
+def several(implied: int, below: float, beyond: float) -> GenerateOptions:
+    """The options of a turn that may hold several calls, ``implied`` by the request."""
+    return replace(options(parallel_calls=True), more_calls=MoreCalls(implied, below, beyond))
+
+
+def test_several_calls_go_on_while_the_model_wants_another() -> None:
+    b = decoder(CALL + "\n" + CALL_B)
+    opts = several(2, 0.1, 0.9)
+    g = decode(b, opts, matcher(b, opts))
+    assert g.text == CALL + "\n" + CALL_B and g.finish_reason == "stop"
+    # After the first call the model wants another; after the second, the end.
+    assert g.more_masses is not None and g.more_masses[0] > 0.99 and g.more_masses[1] < 0.01
+
+
+def test_past_the_implied_count_another_call_needs_the_higher_probability() -> None:
+    b = decoder(CALL + "\n" + CALL_B)
+    opts = several(1, 0.1, 1.0)  # nothing is certain: never past one call
+    g = decode(b, opts, matcher(b, opts))
+    assert g.text == CALL and g.finish_reason == "stop" and g.more_masses and g.more_masses[0] > 0.99
+
+
+def test_a_call_repeated_in_the_same_turn_is_cut_and_ends_it() -> None:
+    b = decoder(CALL + "\n" + CALL + "\n" + CALL_B)
+    opts = several(3, 0.1, 0.9)
+    g = decode(b, opts, matcher(b, opts))
+    assert g.text == CALL and g.repeats_cut == 1 and g.info["repeats_cut"] == 1
+
+
+def test_without_more_calls_the_choice_after_a_call_is_the_models() -> None:
+    b = decoder(CALL + "\n" + CALL + "\n" + CALL_B)
+    opts = options(parallel_calls=True, more_calls=None)
+    g = decode(b, opts, matcher(b, opts))
+    assert g.text == CALL + "\n" + CALL + "\n" + CALL_B and g.more_masses is None

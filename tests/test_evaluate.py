@@ -641,3 +641,45 @@ def test_the_curve_script_prints_the_curve_and_marks_the_choice(tmp_path: Path) 
     p.write_text(json.dumps(run_eval(FakeBackend.scripted(["Prose."] * 4), cases).to_dict()))
     out = subprocess.run([sys.executable, str(script), str(p), "--cases", str(SUITE)], capture_output=True, text=True, timeout=120)
     assert out.returncode == 2 and "records no call masses" in out.stderr and out.stderr.count("\n") == 1
+
+
+def _after_result(expected_answer: list[str]) -> Case:
+    """A no-call case: the weather of Paris was asked and its result is in."""
+    msgs = [
+        {"role": "user", "content": "What's the weather in Paris?"},
+        {"role": "assistant", "content": "", "tool_calls": [{"name": "get_weather", "arguments": {"city": "Paris"}}]},
+        {"role": "tool", "name": "get_weather", "content": '{"city": "Paris", "temperature": 17}'},
+    ]
+    return Case("r1", "no_tool", msgs, [WEATHER, FORECAST], [], expected_answer=expected_answer)
+
+
+def test_a_result_without_an_id_answers_the_earliest_open_call() -> None:
+    h = _after_result([]).history()
+    assert h[2].tool_call_id == h[1].tool_calls[0].id
+
+
+def test_a_turn_that_repeats_an_answered_call_is_asked_again_as_prose_as_run_does() -> None:
+    again = render_call("get_weather", {"city": "Paris"})
+    fake = FakeBackend.scripted([again, "It is 17 degrees in Paris."])
+    d = run_eval(fake, [_after_result([r"\b17\b"])], "constrained").to_dict()
+    assert d["right"] == 1 and d["repeats_answered_again"] == 1 and d["results"][0]["repeated"]
+    # The second request: the question and the evidence alone, no tool offered, no call possible.
+    assert fake.tools_seen[1] == [] and fake.options[1].call_threshold is None
+    assert "17" in fake.requests[1][-1].content and fake.options[1].grammar and "calls-" not in fake.options[1].grammar.split("\n")[0]
+
+
+def test_a_new_call_after_a_result_is_scored_as_it_stands() -> None:
+    fake = FakeBackend.scripted([render_call("get_forecast", {"city": "Paris"})])
+    d = run_eval(fake, [_after_result([])], "constrained").to_dict()
+    assert d["right"] == 0 and d["repeats_answered_again"] == 0 and len(fake.requests) == 1
+
+
+def test_the_count_a_request_implies_reaches_the_options() -> None:
+    from localagent.evaluation.evaluate import eval_config, generate_options
+
+    c = Case("m", "multiple_calls", [{"role": "user", "content": "Weather in Paris, Rome and Oslo?"}], [WEATHER], [PARIS])
+    o = generate_options(c, eval_config())
+    assert o.more_calls is not None and o.more_calls.implied == 3
+    assert generate_options(c, eval_config(more_calls=None)).more_calls is None
+    assert generate_options(c, eval_config(parallel=False)).more_calls is None
+    assert generate_options(_after_result([]), eval_config()).more_calls.implied == 1  # type: ignore[union-attr]

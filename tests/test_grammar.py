@@ -173,8 +173,8 @@ def test_parallel_calls_can_be_switched_off(vocab: Any) -> None:
     assert accepts(vocab, build(TOOLS, parallel=True), two)
     assert not accepts(vocab, build(TOOLS, parallel=False), two)
     assert accepts(vocab, build(TOOLS, parallel=False), GOOD_CALLS[0])
-    five = "\n".join([GOOD_CALLS[0]] * 5)
-    assert not accepts(vocab, build(TOOLS, parallel=True), five), "at most four calls a turn"
+    nine = "\n".join([GOOD_CALLS[0]] * 9)
+    assert not accepts(vocab, build(TOOLS, parallel=True), nine), "at most eight calls a turn"
 
 
 def test_reason_option_puts_one_sentence_before_the_call(vocab: Any) -> None:

@@ -106,7 +106,7 @@ def test_tool_choice_parallel_calls_and_the_reason_sentence(qwen: Vocab) -> None
     assert not accepts(qwen, TOOLS, a_call, ToolChoice.parse("convert"))
     two = GOOD_CALLS[0] + "\n" + GOOD_CALLS[3]
     assert accepts(qwen, TOOLS, two, parallel=True) and not accepts(qwen, TOOLS, two, parallel=False)
-    assert not accepts(qwen, TOOLS, "\n".join([a_call] * 5), parallel=True), "at most four calls a turn"
+    assert not accepts(qwen, TOOLS, "\n".join([a_call] * 9), parallel=True), "at most eight calls a turn"
     assert accepts(qwen, TOOLS, "I need the file first.\n" + a_call, ToolChoice("required"), reason=True)
     assert not accepts(qwen, TOOLS, a_call, ToolChoice("required"), reason=True)
 

@@ -639,3 +639,36 @@ def test_a_question_about_a_missing_file_looks_for_it_by_name_first(ws: Workspac
     grammar = fake.options[0].grammar or ""
     assert '\\"CHANGELOG.md\\"' in grammar and "read_file" not in grammar
     assert r.records[0].results[0].content.startswith("no files named like 'CHANGELOG.md'")
+
+
+@pytest.mark.parametrize(
+    "request_, n",
+    [
+        ("What's the weather in Seoul, Madrid and Dublin?", 3),
+        ("Get the prices of Tesla, Intel, Microsoft and Apple.", 4),
+        ("How much is 300 JPY in CHF? Also, what is Amazon trading at?", 2),
+        ('Text +61412345678 "Moved to Friday, and later" and set a timer.', 2),  # quoted text is one value
+        ("Convert 1,500 USD to CAD.", 1),  # a thousands separator is not a list
+        ("What is the capital of France?", 1),
+        ("Read a.txt & b.txt, then c.txt", 3),
+        (", ".join(f"city{i}" for i in range(20)), policy.MAX_CALLS),
+    ],
+)
+def test_the_calls_a_request_implies(request_: str, n: int) -> None:
+    assert policy.calls_implied(request_) == n
+
+
+def test_the_implied_count_holds_for_the_turn_that_answers_the_request_only() -> None:
+    ask = [Message("user", "Read a.txt and b.txt")]
+    assert policy.calls_implied_now("Read a.txt and b.txt", ask) == 2
+    after = ask + [Message("assistant", "", [ToolCall("1", "read_file", {"path": "a.txt"})]), Message("tool", "x", tool_call_id="1")]
+    assert policy.calls_implied_now("Read a.txt and b.txt", after) == 1
+
+
+def test_answered_calls_are_those_with_a_result_that_is_not_an_error() -> None:
+    h = [
+        Message("assistant", "", [ToolCall("1", "read_file", {"path": "a.txt"}), ToolCall("2", "read_file", {"path": "b.txt"})]),
+        Message("tool", "hello", tool_call_id="1"),
+        Message("tool", "error (not_found): b.txt", tool_call_id="2"),
+    ]
+    assert policy.answered(h) == {ToolCall("1", "read_file", {"path": "a.txt"}).canonical()}

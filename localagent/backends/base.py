@@ -37,6 +37,8 @@ class Generation:
     grammar_rejections: int | None = None  # sampled tokens the constraint refused (None: no constraint)
     forced_tokens: int | None = None  # tokens jump-forward inserted without sampling
     forced_dropped: int | None = None  # inserted tokens the plain path would not have chosen
+    more_masses: list[float] | None = None  # after each call of a turn: the probability of another
+    repeats_cut: int | None = None  # calls cut from the turn: the same call again
     warm_start: str | None = None  # the prefix state from disk: "loaded", "saved" or "not saved"
     # What the loop noted about the step:
     unsupported_answer: str | None = None  # an answer not taken: numbers nothing found holds
@@ -57,6 +59,7 @@ class Generation:
         noted: dict[str, Any] = {
             "decision": self.decision, "call_mass": self.call_mass, "grammar_rejections": self.grammar_rejections,
             "forced_tokens": self.forced_tokens, "forced_dropped": self.forced_dropped,
+            "more_masses": self.more_masses, "repeats_cut": self.repeats_cut,
             "constraint_error": self.constraint_error or None, "warm_start": self.warm_start,
         }
         looped: dict[str, Any] = {
@@ -68,6 +71,16 @@ class Generation:
         out.update(self.details)
         out.update((k, v) for k, v in looped.items() if v is not None)
         return out
+
+
+@dataclass(frozen=True)
+class MoreCalls:
+    """Another call or the end of the turn, decided after each call of a turn that may hold
+    several, from the model's probability of going on (``policy.more_calls``)."""
+
+    implied: int  # the calls the request implies (policy.calls_implied)
+    below: float  # fewer calls than implied: go on when the probability is at least this
+    beyond: float  # as many or more: go on only when it is at least this
 
 
 @dataclass
@@ -98,6 +111,7 @@ class GenerateOptions:
     call_heads: tuple[str, ...] = ()
     call_keys: dict[str, tuple[str, ...]] | None = None  # argument keys per tool, in grammar order
     parallel: bool = True
+    more_calls: MoreCalls | None = None  # None: the model's own choice after each call (greedy)
     # What the constraint enforces, as OpenAI's tool_choice: "auto", "required", "none"
     # or a tool name. For servers that take tool_choice instead of a grammar.
     tool_choice: str = "auto"

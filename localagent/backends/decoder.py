@@ -17,7 +17,8 @@ from typing import TYPE_CHECKING, Callable, Protocol
 import numpy as np
 
 from ..constraint.jump import forced_text
-from ..formats import CALL_OPEN
+from ..formats import CALL_OPEN, parse
+from ..messages import canonical
 from ..policy import STRUCTURED_STARTS
 from ..sampling import Sampler
 from .base import Decision, FinishReason, Generation, GenerateOptions
@@ -78,6 +79,7 @@ class Decoder:
         self.model = model
         self.drafter = drafter  # a fresh draft model for each reply under prompt lookup
         self.trigger = model.tokenize(CALL_OPEN)  # the call's opening tag, as the model writes it
+        self.next_call = model.tokenize("\n" + CALL_OPEN)  # another call after one
         self._structured: np.ndarray | None = None
         self.last_tokens: list[int] = []  # the last reply's token ids (the benchmark replays them)
 
@@ -143,6 +145,11 @@ class Decoder:
             r.emit(tok)
             draft = list(trigger[1:])  # the rest of the trigger: part of the decision
             n_trigger = len(draft)
+            if n_trigger == 0 and (rest := self._closing(r)):
+                ended, next_logits = self._close_call(tok, rest, r)
+                if ended:
+                    break
+                continue
             if matcher is not None and options.call_heads:
                 fixed, ends = self._forced(r)
                 draft += fixed
@@ -175,6 +182,49 @@ class Decoder:
             r.rejected += 1
             return trigger, _allowed_choice(logits, m, r.sampler, rng)
         return trigger, tok
+
+    def _closing(self, r: _Reply) -> str:
+        """Under ``MoreCalls``, with room left: the rest of the closing tag when a call's
+        arguments just ended; else ""."""
+        o = r.options
+        if r.matcher is None or o.more_calls is None or r.n + 8 >= r.limit or not r.out or "}" not in r.out[-1]:
+            return ""
+        return forced_text("".join(r.out), (), parallel=True)[0]  # with no heads: only a close is forced
+
+    def _close_call(self, tok: int, rest: str, r: _Reply) -> tuple[bool, np.ndarray | None]:
+        """A call's arguments just ended (``tok`` was their last token) in a turn that may hold
+        several: emit the rest of its closing tag, then go on to another call or end the turn,
+        from the model's probability of another after the tag (``MoreCalls``). A call that
+        repeats one before it in the turn is cut (already streamed, if streaming) and ends it.
+        Returns whether the turn ended, and the logits to go on from (None: the model's own)."""
+        assert r.matcher is not None and r.options.more_calls is not None
+        close = self.model.tokenize(rest)
+        rows = self.model.eval_rows([tok] + close)
+        done = _emit_tail(close, r.matcher, r.emit)
+        r.forced += done
+        if done < len(close):  # not the tag the grammar expects after all: the model goes on
+            self.model.rewind(len(close) - done)
+            return False, rows[done]
+        text = "".join(r.out)
+        start = text.rfind(CALL_OPEN)
+        before = [canonical(c.name, c.arguments) for c in parse(text[:start]).calls]
+        last = parse(text[start:]).calls
+        if last and canonical(last[0].name, last[0].arguments) in before:
+            r.cut_at, r.repeats_cut, r.finish = len(text[:start].rstrip()), r.repeats_cut + 1, "stop"
+            return True, None
+        z = rows[-1].astype(np.float64)
+        p = np.exp(z - z.max())
+        more = 1.0 - float(sum(p[t] for t in self.model.eog_ids if t < len(p)) / p.sum())
+        r.more_masses.append(round(more, 4))
+        mc = r.options.more_calls
+        go = more >= (mc.below if len(before) + 1 < mc.implied else mc.beyond)
+        room = r.n + len(self.next_call) < r.limit
+        if not (go and room and r.matcher.allows(self.next_call[0])):
+            r.finish = "stop"
+            return True, None
+        done = _emit_tail(self.next_call, r.matcher, r.emit)
+        self.model.eval(list(self.next_call[:done]))
+        return False, None
 
     def _lookup(self, r: _Reply) -> list[int]:
         """Draft tokens for greedy prose: what followed the last tokens where they occur
@@ -277,6 +327,10 @@ class _Reply:
         self.finish: FinishReason = "length"
         self.decision: Decision | None = None  # call or prose, at the first token
         self.call_mass: float | None = None
+        self.more_masses: list[float] = []  # the probability of another call, after each call
+        self.cut_at: int | None = None  # the text ends here: what follows repeated a call
+        self.repeats_cut = 0
+
 
     @property
     def n(self) -> int:
@@ -311,12 +365,13 @@ class _Reply:
         counted = self.matcher is not None  # the counts of a constrained reply: None without one
         looked = {"lookup_drafted": self.drafted, "lookup_kept": self.draft_kept} if self.drafted else {}
         return Generation(
-            "".join(self.out), self.finish, prompt_tokens, evaluated, self.n, time.monotonic() - t0, self.first,
+            "".join(self.out)[: self.cut_at], self.finish, prompt_tokens, evaluated, self.n, time.monotonic() - t0, self.first,
             error="the context window filled up during the reply" if self.finish == "context" else None,
             decision=self.decision, call_mass=self.call_mass,
             grammar_rejections=self.rejected if counted else None,
             forced_tokens=self.forced if counted else None,
             forced_dropped=self.dropped if counted else None,  # inserted in vain: the plain path chose otherwise
+            more_masses=self.more_masses or None, repeats_cut=self.repeats_cut or None,
             details=looked,
         )
 

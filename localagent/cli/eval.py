@@ -28,6 +28,7 @@ def eval_cmd(
     tool_choice: Annotated[str, typer.Option("--tool-choice", help="Constrained: auto (call or prose at the first token) or required (every reply a call).")] = "auto",
     max_tokens: Annotated[int, typer.Option("--max-tokens", min=16, help="Token limit of each reply.")] = 256,
     call_threshold: Annotated[Optional[float], typer.Option("--call-threshold", min=0.0, max=1.0, help="Constrained, tool choice auto: call when the first token's call mass is at least this (default: the agent's).")] = None,
+    more_calls: Annotated[Optional[str], typer.Option("--more-calls", help="Several calls a turn: BELOW,BEYOND, the probabilities of another call at which to go on under and past the count the request implies, or 'greedy' (default: the agent's).")] = None,
     n_gpu_layers: Annotated[int, typer.Option("--n-gpu-layers", help="Layers to offload to a GPU.")] = 0,
 ) -> None:
     """Score how often the model calls the right tool with the right arguments."""
@@ -41,6 +42,7 @@ def eval_cmd(
         raise ConfigError(f"--mode must be constrained or free, not {mode!r}")
     if tool_choice not in ("auto", "required"):
         raise ConfigError(f"--tool-choice must be auto or required, not {tool_choice!r}")
+    more = _more_calls(more_calls, AgentConfig.more_calls)
     cases = sample(in_categories(load_cases(cases_file), [c for arg in category or [] for c in arg.split(",") if c]), limit)
     backend = load_llama(model, n_ctx=4096, n_gpu_layers=n_gpu_layers, progress=not as_json)
 
@@ -65,10 +67,25 @@ def eval_cmd(
         report = run_eval(
             backend, cases, "free" if mode == "free" else "constrained", max_tokens=max_tokens,
             parallel=not one_call, reason=reason, engine=ENGINES[engine],
-            tool_choice=tool_choice, call_threshold=AgentConfig.call_threshold if call_threshold is None else call_threshold, on_result=None if as_json else progress,
+            tool_choice=tool_choice, call_threshold=AgentConfig.call_threshold if call_threshold is None else call_threshold, more_calls=more, on_result=None if as_json else progress,
         )
     d = report.to_dict()
     typer.echo(json.dumps(d, ensure_ascii=False) if as_json else format_report(d))
+
+
+def _more_calls(arg: str | None, default: tuple[float, float] | None) -> tuple[float, float] | None:
+    """``--more-calls``: 'greedy', or two probabilities 'BELOW,BEYOND'."""
+    if arg is None:
+        return default
+    if arg == "greedy":
+        return None
+    try:
+        below, beyond = (float(x) for x in arg.split(","))
+    except ValueError:
+        raise ConfigError(f"--more-calls must be 'greedy' or two probabilities BELOW,BEYOND, not {arg!r}") from None
+    if not (0.0 <= below <= 1.0 and 0.0 <= beyond <= 1.0):
+        raise ConfigError(f"--more-calls probabilities must lie in 0..1, not {arg!r}")
+    return below, beyond
 
 
 def register(app: typer.Typer) -> None:

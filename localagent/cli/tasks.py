@@ -26,6 +26,7 @@ def eval_tasks(
     n_ctx: Annotated[int, typer.Option("--ctx", min=256, help="Context window in tokens.")] = 8192,
     n_gpu_layers: Annotated[int, typer.Option("--n-gpu-layers", help="Layers to offload to a GPU.")] = 0,
     engine: Annotated[str, typer.Option("--engine", help="The constraint engine: gbnf (llama.cpp) or llguidance.")] = "gbnf",
+    parallel: Annotated[Optional[bool], typer.Option("--parallel-calls/--one-call", help="Several calls a turn, or one (default: the agent's).")] = None,
     base_url: Optional[str] = BASE_URL,
     api_key: Optional[str] = API_KEY,
     server_dialect: str = SERVER_DIALECT,
@@ -33,6 +34,7 @@ def eval_tasks(
 ) -> None:
     """Run everyday tasks in generated workspaces and report success per kind."""
     from ..assemble import default_config
+    from ..loop import AgentConfig
     from ..backends import load_llama, load_server
     from ..stops import Limits
     from ..evaluation.tasks.generate import KINDS, generate
@@ -62,9 +64,14 @@ def eval_tasks(
         bar.update(1)
 
     with bar:
-        runs = run_tasks(backend, tasks, default_config(limits=Limits(max_steps=max_steps), engine=ENGINES[engine]), on_done=done)
-    out = report(runs, {"model": backend.name, "split": split if suite is None else str(suite), "max_steps": max_steps, "engine": engine})
+        runs = run_tasks(backend, tasks, default_config(limits=Limits(max_steps=max_steps), engine=ENGINES[engine], **_parallel(parallel)), on_done=done)
+    meta = {"model": backend.name, "split": split if suite is None else str(suite), "max_steps": max_steps, "engine": engine}
+    out = report(runs, meta | {"parallel_calls": AgentConfig.parallel_calls if parallel is None else parallel})
     typer.echo(json.dumps(out, ensure_ascii=False) if as_json else format_summary(out["summary"]))
+
+
+def _parallel(parallel: bool | None) -> dict[str, bool]:
+    return {} if parallel is None else {"parallel_calls": parallel}
 
 
 def select(tasks: list, kinds: list[str] | None, per_kind: int | None) -> list:

@@ -37,7 +37,7 @@ JSON_OPTIONS = {"whitespace_flexible": False, "item_separator": ", ", "key_separ
 # grammars/calls.gbnf in Lark: there a call's rules must be Lark rules (lower case), since
 # each tool's arguments are llguidance's JSON-schema rule (%json), which GBNF cannot hold.
 CALLS = r"""call_block: "<tool_call>\n" call "\n</tool_call>"
-calls_many: call_block ("\n" call_block){0,3}
+calls_many: call_block ("\n" call_block){0,7}
 calls_one: call_block"""
 
 

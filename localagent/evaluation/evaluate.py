@@ -26,12 +26,13 @@ import jsonschema
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from ..backends.base import Backend, Generation, GenerateOptions
+from .. import policy
 from ..decoding import decoding_options, first_token_threshold
 from ..errors import ConfigError, ConstraintError
 from ..formats import CALL_OPEN, ParsedCall, parse, render_call
 from ..constraint.grammar import Engine, ToolChoice, build_constraint
 from ..loop import AgentConfig
-from ..messages import Message, ToolCall
+from ..messages import Message, ToolCall, canonical
 
 Mode = Literal["constrained", "free"]
 MAX_EXPECTED_CALLS = 6  # matching tries every order of the calls
@@ -178,10 +179,15 @@ class Case:
 
     def history(self) -> list[Message]:
         """The case's chat as the backends take it."""
-        out = []
+        out: list[Message] = []
+        pending: list[str] = []  # a result without an id answers the earliest call not yet answered
         for i, m in enumerate(self.messages):
             calls = [ToolCall(f"case_{i}_{j}", c["name"], c.get("arguments", {})) for j, c in enumerate(m.get("tool_calls", []))]
-            out.append(Message(m["role"], m.get("content", ""), calls, m.get("tool_call_id"), m.get("name")))
+            pending += [c.id for c in calls]
+            call_id = m.get("tool_call_id") or (pending[0] if m["role"] == "tool" and pending else None)
+            if call_id in pending:
+                pending.remove(call_id)
+            out.append(Message(m["role"], m.get("content", ""), calls, call_id, m.get("name")))
         return out
 
     def schema(self, name: str) -> dict[str, Any] | None:
@@ -356,6 +362,8 @@ class CaseResult:
     lenient_errors: list[str] = field(default_factory=list)  # those that break their tool's schema
     decision: str | None = None  # the decoder's first-token decision (call or prose), when it made one
     call_mass: float | None = None  # the model's probability of a call at the first token, with that decision
+    more_masses: list[float] | None = None  # after each call: the probability of another (MoreCalls)
+    repeated: bool = False  # the turn only repeated answered calls and was asked again (answer_on_repeat)
     finish_reason: str = "stop"
     prompt_tokens: int = 0
     prompt_tokens_evaluated: int = 0
@@ -377,6 +385,8 @@ class CaseResult:
             "lenient_errors": self.lenient_errors,
             "decision": self.decision,
             "call_mass": self.call_mass,
+            "more_masses": self.more_masses,
+            "repeated": self.repeated,
             "text": self.text,
             "finish_reason": self.finish_reason,
             "prompt_tokens": self.prompt_tokens,
@@ -485,6 +495,8 @@ def score_turn(case: Case, gen: Generation) -> CaseResult:
         lenient_errors=schema_errors(case, lenient),
         decision=gen.decision,
         call_mass=gen.call_mass,
+        more_masses=gen.more_masses,
+        repeated=gen.repeat_guard is not None,
         finish_reason=gen.finish_reason,
         prompt_tokens=gen.prompt_tokens,
         prompt_tokens_evaluated=gen.prompt_tokens_evaluated,
@@ -518,6 +530,7 @@ class EvalReport:
     tool_choice: str = "auto"
     expects_call: dict[str, bool] = field(default_factory=dict)  # case id -> a call was expected
     call_threshold: float | None = AgentConfig.call_threshold
+    more_calls: tuple[float, float] | None = None  # the MoreCalls probabilities (None: greedy)
 
     def to_dict(self) -> dict[str, Any]:
         """The summary and every result, as ``--json`` prints it."""
@@ -533,6 +546,8 @@ class EvalReport:
             "parallel_calls": self.parallel if self.mode == "constrained" else None,
             "tool_choice": self.tool_choice if self.mode == "constrained" else None,
             "call_threshold": self.call_threshold if self.mode == "constrained" else None,
+            "more_calls": list(self.more_calls) if self.more_calls and self.mode == "constrained" and self.parallel else None,
+            "repeats_answered_again": sum(r.repeated for r in rs),
             "cases": n,
             "right": sum(r.right for r in rs),
             "accuracy": _pct(sum(r.right for r in rs), n),
@@ -654,6 +669,7 @@ def eval_config(
     engine: Engine = "gbnf",
     tool_choice: str = "auto",
     call_threshold: float | None = AgentConfig.call_threshold,
+    more_calls: tuple[float, float] | None = AgentConfig.more_calls,
 ) -> AgentConfig:
     """The agent settings a case is asked with: greedy, seed 0, everything else (jump-forward
     included) as ``run`` has it. ``parallel`` allows up to four calls a turn under the grammar;
@@ -662,6 +678,7 @@ def eval_config(
     return AgentConfig(
         max_tokens=max_tokens, temperature=0.0, seed=0, constrained=mode == "constrained", engine=engine,
         tool_choice=tool_choice, parallel_calls=parallel, reason=reason, call_threshold=call_threshold,
+        more_calls=more_calls,
     )
 
 
@@ -675,7 +692,34 @@ def generate_options(case: Case, config: AgentConfig) -> GenerateOptions:
     # several only where several are expected would tell the model the answer.
     choice = ToolChoice.parse(config.tool_choice)
     c = build_constraint(case.tools, choice, engine=config.engine, parallel=config.parallel_calls, reason=config.reason)
-    return decoding_options(config, c, threshold=first_token_threshold(config, choice), choice=choice)
+    history = case.history()
+    request = next((m.content for m in reversed(history) if m.role == "user"), "")
+    implied = policy.calls_implied_now(request, history)
+    return decoding_options(config, c, threshold=first_token_threshold(config, choice), choice=choice, implied=implied)
+
+
+def answer_on_repeat(case: Case, gen: Generation, backend: Backend, config: AgentConfig) -> Generation:
+    """As ``run`` does (``AgentConfig.repeat_guard``): a turn that only repeats calls whose
+    results the conversation holds is asked again, as prose written from the evidence
+    (``policy.answer_prompt``), with no tool offered. Both turns' tokens and time count."""
+    history = case.history()
+    calls = parse(gen.text).calls
+    answered = policy.answered(history)
+    if not (config.repeat_guard and config.constrained and calls and all(canonical(c.name, c.arguments) in answered for c in calls)):
+        return gen
+    request = next((m.content for m in reversed(history) if m.role == "user"), "")
+    msgs = [m for m in history[:1] if m.role == "system"] + [Message("user", policy.answer_prompt(request, history))]
+    shown = [] if config.evidence_without_tools else case.tools
+    none = ToolChoice("none")
+    c = build_constraint(case.tools, none, engine=config.engine, parallel=False)
+    retry = backend.generate(msgs, shown, decoding_options(config, c, threshold=None, choice=none))  # type: ignore[arg-type]
+    retry.repeat_guard = [canonical(c.name, c.arguments) for c in calls]
+    retry.prompt_tokens += gen.prompt_tokens
+    retry.prompt_tokens_evaluated += gen.prompt_tokens_evaluated
+    retry.completion_tokens += gen.completion_tokens
+    retry.seconds += gen.seconds
+    retry.decision, retry.call_mass = gen.decision, gen.call_mass  # the first token's decision is the case's
+    return retry
 
 
 def run_eval(
@@ -689,13 +733,14 @@ def run_eval(
     engine: Engine = "gbnf",
     tool_choice: str = "auto",
     call_threshold: float | None = AgentConfig.call_threshold,
+    more_calls: tuple[float, float] | None = AgentConfig.more_calls,
     on_result: Callable[[int, CaseResult], None] | None = None,
 ) -> EvalReport:
     """Ask ``backend`` for the first turn of every case and judge it, with the settings
     of ``eval_config``; ``parallel`` False allows one call per turn (what ``run`` does)."""
     config = eval_config(
         mode, max_tokens=max_tokens, parallel=parallel, reason=reason, engine=engine,
-        tool_choice=tool_choice, call_threshold=call_threshold,
+        tool_choice=tool_choice, call_threshold=call_threshold, more_calls=more_calls,
     )
     t0 = time.monotonic()
     results = []
@@ -704,13 +749,14 @@ def run_eval(
             options = generate_options(case, config)
         except ConstraintError as e:
             raise ConstraintError(f"case '{case.id}': {e}") from None
-        r = score_turn(case, backend.generate(case.history(), case.tools, options))  # type: ignore[arg-type]
+        gen = answer_on_repeat(case, backend.generate(case.history(), case.tools, options), backend, config)  # type: ignore[arg-type]
+        r = score_turn(case, gen)
         results.append(r)
         if on_result:
             on_result(i, r)
     return EvalReport(
         getattr(backend, "name", "?"), mode, parallel, results, time.monotonic() - t0, tool_choice,
-        {c.id: bool(c.expected) for c in cases}, call_threshold,
+        {c.id: bool(c.expected) for c in cases}, call_threshold, more_calls,
     )
 
 
@@ -727,7 +773,8 @@ def rescore(saved: dict[str, Any], cases: list[Case]) -> EvalReport:
         gen = Generation(
             r["text"], r.get("finish_reason", "stop"), r.get("prompt_tokens", 0), r.get("prompt_tokens_evaluated", 0),
             r.get("completion_tokens", 0), r.get("seconds", 0.0),
-            decision=r.get("decision"), call_mass=r.get("call_mass"),
+            decision=r.get("decision"), call_mass=r.get("call_mass"), more_masses=r.get("more_masses"),
+            repeat_guard=["?"] if r.get("repeated") else None,
         )
         results.append(score_turn(case, gen))
     parallel = saved.get("parallel_calls")
