@@ -159,7 +159,7 @@ def _clear_caches() -> None:
     from localagent.constraint import grammar
     from localagent.constraint import llguidance_engine
 
-    grammar._build_cached.cache_clear()
+    grammar.clear_grammar_cache()
     llguidance_engine._lark_cached.cache_clear()
 
 

@@ -224,9 +224,14 @@ class LlamaBackend:
         return ids if len(ids) < len(prompt) and prompt[: len(ids)] == ids else []
 
     def prompt_tokens(self, messages: list[Message], tools: list[dict[str, Any]]) -> int:
-        return len(self._prompt_ids(messages, tools))
+        return len(self.prompt_ids(messages, tools))
 
-    def _prompt_ids(self, messages: list[Message], schemas: list[dict[str, Any]]) -> list[int]:
+    def prefix_tokens(self, messages: list[Message], schemas: list[dict[str, Any]]) -> int:
+        """Tokens of the prefix a warm start caches (the system turn, tools included); 0 when none."""
+        return len(self._prefix_ids(messages, schemas, self.prompt_ids(messages, schemas)))
+
+    def prompt_ids(self, messages: list[Message], schemas: list[dict[str, Any]]) -> list[int]:
+        """The tokens of the prompt for the next assistant turn, as ``generate`` evaluates them."""
         ids = self.tokenize(self.render(messages, schemas))
         if self._add_bos:
             ids = [self.llm.token_bos()] + ids
@@ -320,7 +325,7 @@ class LlamaBackend:
     ) -> Generation:
         schemas = tools
         t0 = time.monotonic()
-        prompt = self._prompt_ids(messages, schemas)
+        prompt = self.prompt_ids(messages, schemas)
         room = self.context_size - len(prompt)
         if room < 1:
             return Generation(

@@ -488,6 +488,11 @@ def build_grammar(
     return _build_cached(key, choice, parallel, reason)
 
 
+def clear_grammar_cache() -> None:
+    """Forget the grammars built so far, so that the next ``build_grammar`` builds cold."""
+    _build_cached.cache_clear()
+
+
 @lru_cache(maxsize=64)
 def _build_cached(tools_key: tuple[str, ...], choice: ToolChoice, parallel: bool, reason: bool) -> str:
     tools, choice = _tools_for(tools_key, choice)

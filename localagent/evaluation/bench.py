@@ -15,10 +15,22 @@ from pathlib import Path
 from typing import Any
 
 from ..backends.base import GenerateOptions, Generation
-from ..constraint.grammar import ToolChoice, _build_cached, build_constraint, build_grammar
+from ..constraint.grammar import Constraint, ToolChoice, build_constraint, build_grammar, clear_grammar_cache
+from ..decoding import decoding_options, first_token_threshold
+from ..loop import AgentConfig
 from ..messages import Message
 
 TASK = "What is the launch code written in notes.txt?"
+
+
+def _options(
+    max_tokens: int, constraint: Constraint | None = None, choice: ToolChoice | None = None, *, jump_forward: bool = True
+) -> GenerateOptions:
+    """The options ``run`` would use for one step (``decoding_options`` on run's defaults,
+    one call per reply), at most ``max_tokens``; ``constraint`` None is free text."""
+    config = AgentConfig(max_tokens=max_tokens, parallel_calls=False, jump_forward=jump_forward)
+    threshold = first_token_threshold(config, choice) if choice else None
+    return decoding_options(config, constraint, threshold=threshold, choice=choice)
 
 
 def _ms_per_token(gen: Generation) -> float:
@@ -66,7 +78,7 @@ def grammar_build_ms(tools: list[dict[str, Any]], repeats: int = 5) -> float:
     """Cold build time of one step's grammar (the cache cleared each time), best of ``repeats``."""
     best = float("inf")
     for _ in range(repeats):
-        _build_cached.cache_clear()
+        clear_grammar_cache()
         t0 = time.perf_counter()
         build_grammar(tools)
         best = min(best, time.perf_counter() - t0)
@@ -109,18 +121,18 @@ def decode_speeds(s: Setup, max_tokens: int = 48, repeats: int = 3) -> dict[str,
 
     b = s.backend
     msgs = [Message("system", s.system), Message("user", TASK)]
-    c = build_constraint(s.schemas, ToolChoice("required"), parallel=False)
+    choice = ToolChoice("required")
+    c = build_constraint(s.schemas, choice, parallel=False)
     grammar = c.text
-    prompt = b._prompt_ids(msgs, s.schemas)
+    prompt = b.prompt_ids(msgs, s.schemas)
+    # The same constraint without jump-forward: every token sampled, to compare ours against.
+    no_jump = _options(max_tokens, c, choice, jump_forward=False)
     runs: dict[str, list[float]] = {"free": [], "gbnf": [], "constrained": [], "constrained_no_jump": []}
     for _ in range(repeats):
-        b.generate(msgs, s.schemas, GenerateOptions(max_tokens=1))  # the prompt into the KV cache
-        free = b.generate(msgs, s.schemas, GenerateOptions(max_tokens=max_tokens))
-        plain = b.generate(msgs, s.schemas, GenerateOptions(max_tokens=max_tokens, grammar=grammar, parallel=False))
-        ours = b.generate(
-            msgs, s.schemas,
-            GenerateOptions(max_tokens=max_tokens, grammar=grammar, call_heads=c.heads, call_keys=dict(c.keys), parallel=False),
-        )
+        b.generate(msgs, s.schemas, _options(1))  # the prompt into the KV cache
+        free = b.generate(msgs, s.schemas, _options(max_tokens))
+        plain = b.generate(msgs, s.schemas, no_jump)
+        ours = b.generate(msgs, s.schemas, _options(max_tokens, c, choice))
         t0 = time.monotonic()
         times = []
         text = ""
@@ -171,12 +183,10 @@ def call_seconds(s: Setup, max_tokens: int = 96, repeats: int = 5) -> dict[str, 
 
     b = s.backend
     msgs = [Message("system", s.system), Message("user", TASK)]
-    c = build_constraint(s.schemas, ToolChoice("required"), parallel=False)
-    options = GenerateOptions(
-        max_tokens=max_tokens, grammar=c.text, call_heads=c.heads, call_keys=dict(c.keys), parallel=False
-    )
-    prompt = b._prompt_ids(msgs, s.schemas)
-    b.generate(msgs, s.schemas, GenerateOptions(max_tokens=1))  # the prompt into the KV cache
+    choice = ToolChoice("required")
+    options = _options(max_tokens, build_constraint(s.schemas, choice, parallel=False), choice)
+    prompt = b.prompt_ids(msgs, s.schemas)
+    b.generate(msgs, s.schemas, _options(1))  # the prompt into the KV cache
     free_times, constrained_times = [], []
     ours = None
     for _ in range(repeats):
@@ -191,7 +201,7 @@ def call_seconds(s: Setup, max_tokens: int = 96, repeats: int = 5) -> dict[str, 
                 b.llm.eval([tok])
         free_times.append(time.monotonic() - t0)
     assert ours is not None
-    left_free = b.generate(msgs, s.schemas, GenerateOptions(max_tokens=max_tokens))
+    left_free = b.generate(msgs, s.schemas, _options(max_tokens))
     return {
         "call_seconds_free": round(statistics.median(free_times), 3),
         "call_seconds_constrained": round(statistics.median(constrained_times), 3),
@@ -215,7 +225,7 @@ def kv_reuse(s: Setup, steps: int = 10) -> dict[str, Any]:
     prev_len = 0
     per_step = []
     for i in range(steps):
-        gen = b.generate(msgs, s.schemas, GenerateOptions(max_tokens=1))
+        gen = b.generate(msgs, s.schemas, _options(1))
         sent += gen.prompt_tokens
         evaluated += gen.prompt_tokens_evaluated
         new += gen.prompt_tokens - prev_len
@@ -270,7 +280,7 @@ def first_token(model_path: Path, s: Setup, n_ctx: int) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as d:
         for name in ("cold", "warm"):
             b = LlamaBackend(model_path, n_ctx=n_ctx, prefix_cache=PrefixCache(Path(d)))
-            gen = b.generate(msgs, s.schemas, GenerateOptions(max_tokens=1))
+            gen = b.generate(msgs, s.schemas, _options(1))
             out[f"first_token_seconds_{name}"] = round(gen.first_token_seconds or gen.seconds, 3)
             out[f"first_token_{name}_warm_start"] = gen.warm_start
             del b
@@ -364,7 +374,7 @@ def task_figures(model_path: Path, n_ctx: int) -> dict[str, Any]:
         cold = LlamaBackend(model_path, n_ctx=n_ctx, prefix_cache=cache)  # type: ignore[arg-type]
         agent, r, wall, _ = _task_run(cold)
         schemas, first_two = agent.tools.schemas(), r.history[:2]
-        out["prefix_tokens"] = len(cold._prefix_ids(first_two, schemas, cold._prompt_ids(first_two, schemas)))
+        out["prefix_tokens"] = cold.prefix_tokens(first_two, schemas)
         out["task_seconds_cold"] = round(wall - cache.save_seconds, 3)
         out["prefix_save_seconds"] = round(cache.save_seconds, 3)
         out["task_cold_steps"], out["task_cold_answer"] = r.steps, r.answer
