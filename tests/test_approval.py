@@ -517,8 +517,8 @@ from localagent.approval import _read_line
 threading.Thread(target=time.sleep, args=(60,), daemon=True).start()
 signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
 fd = os.open("/dev/tty", os.O_RDWR)
-print("asking", flush=True)
-try:
+try:  # "asking" inside the try: a Ctrl-C that comes before the read is caught the same way
+    print("asking", flush=True)
     _read_line(fd)
 except KeyboardInterrupt:
     sys.exit(130)
