@@ -634,8 +634,9 @@ def test_the_curve_script_prints_the_curve_and_marks_the_choice(tmp_path: Path) 
     script = Path(__file__).parent.parent / "evals" / "threshold_curve.py"
     out = subprocess.run([sys.executable, str(script), str(p), "--cases", str(SUITE)], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
-    rows = out.stdout.splitlines()
+    rows = out.stdout.split("\n\n")[0].splitlines()  # the table of all cases; then one per group
     assert len(rows) == 2 + 19 and rows[0].startswith("| threshold |")
+    assert "\nfirst turn (4 cases):" in out.stdout and "\nafter a result: 0 cases" in out.stdout
     assert "| **0.50** | 0.0 % | 0.0 % |" in rows  # of 0.25 .. 0.6, all without error, the nearest 0.5
     assert "| 0.65 | 0.0 % | 100.0 % |" in rows and "| 0.20 | 100.0 % | 0.0 % |" in rows
     p.write_text(json.dumps(run_eval(FakeBackend.scripted(["Prose."] * 4), cases).to_dict()))
