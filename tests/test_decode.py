@@ -319,3 +319,10 @@ def test_without_more_calls_the_choice_after_a_call_is_the_models() -> None:
     opts = options(parallel_calls=True, more_calls=None)
     g = decode(b, opts, matcher(b, opts))
     assert g.text == CALL + "\n" + CALL + "\n" + CALL_B and g.more_masses is None
+
+
+def test_another_call_needs_room_for_one_as_long_as_the_last() -> None:
+    b = decoder(CALL + "\n" + CALL_B)
+    opts = replace(several(2, 0.0, 1.0), max_tokens=len(b.model.tokenize(CALL)) + 12)
+    g = decode(b, opts, matcher(b, opts))
+    assert g.text == CALL and g.finish_reason == "stop"  # ended whole, not cut off in a second call

@@ -218,7 +218,8 @@ class Decoder:
         r.more_masses.append(round(more, 4))
         mc = r.options.more_calls
         go = more >= (mc.below if len(before) + 1 < mc.implied else mc.beyond)
-        room = r.n + len(self.next_call) < r.limit
+        # Room for one more call as long as the ones so far: a call cut off at the limit is lost.
+        room = r.n + r.n // (len(before) + 1) + len(self.next_call) < r.limit
         if not (go and room and r.matcher.allows(self.next_call[0])):
             r.finish = "stop"
             return True, None
