@@ -23,14 +23,16 @@ def decoding_options(
     choice: ToolChoice | None,
     on_text: Callable[[str], None] | None = None,
     implied: int = 1,
+    parts: tuple[str, ...] = (),
 ) -> GenerateOptions:
     """The options of one step under ``constraint`` (None: free text); ``threshold``
     is the first-token call-or-prose threshold, ``choice`` what the constraint enforces,
-    ``implied`` the calls the request implies (policy.calls_implied), for parallel calls."""
+    ``implied`` the calls the request implies (policy.calls_implied) and ``parts`` its parts,
+    for parallel calls."""
     jump = constraint is not None and config.jump_forward
     more = None
     if constraint is not None and config.parallel_calls and config.more_calls is not None:
-        more = MoreCalls(implied, *config.more_calls)
+        more = MoreCalls(implied, *config.more_calls, parts=parts if config.parts_named else ())
     return GenerateOptions(
         max_tokens=config.max_tokens,
         temperature=config.temperature,

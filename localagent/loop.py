@@ -57,6 +57,8 @@ class AgentConfig:
     # least the first, or past that count when it is at least the second. None: greedy. That
     # probability told nothing on dev (0.98-0.9997 after every call, needed or not): the count decides.
     more_calls: tuple[float, float] | None = (0.0, 1.0)
+    # ... and below that count, go on only while a part of the request names no call yet.
+    parts_named: bool = True
     reason: bool = False
     max_result_tokens: int = 800
     context_limit: int | None = None  # fold above this many prompt tokens (default: the window)
@@ -694,7 +696,10 @@ class Agent:
                     shown(piece)
 
         implied = policy.calls_implied_now(task, msgs)
-        options = decoding_options(self.config, constraint, threshold=threshold, choice=choice, on_text=on_text, implied=implied)
+        parts = tuple(policy.request_parts(task)) if implied > 1 else ()
+        options = decoding_options(
+            self.config, constraint, threshold=threshold, choice=choice, on_text=on_text, implied=implied, parts=parts
+        )
         return self.backend.generate(msgs, schemas, options)
 
     def _check_reuse(self, gen: Generation, previous: int) -> int:

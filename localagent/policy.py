@@ -64,9 +64,35 @@ def calls_implied(request: str) -> int:
     jobs joined by "and". An upper bound, often high ("size medium, whole milk" is one
     order): the decoder goes on only while the model's own probability of another call
     is high enough (``MoreCalls``)."""
+    return max(1, min(MAX_CALLS, len(request_parts(request))))
+
+
+def request_parts(request: str) -> list[str]:
+    """The parts of a request that may each need a call (see ``calls_implied``)."""
     text = _QUOTE.sub(" ", request)
-    parts = [p for p in _PARTS.split(text) if any(ch.isalpha() for ch in p)]
-    return max(1, min(MAX_CALLS, len(parts)))
+    return [p.strip() for p in _PARTS.split(text) if any(ch.isalpha() for ch in p)]
+
+
+def parts_left(parts: Collection[str], arguments: list[dict[str, Any]]) -> int:
+    """The parts that no call's argument values name yet: "a flat white, size medium,
+    whole milk" is one call naming all three; "Seoul, Madrid and Dublin" after a call
+    for Seoul has two left. A value counts where a word starts with it ("cool": "cooling")."""
+    values = [v for a in arguments for v in _values(a) if len(v) >= 2 or v.isdigit()]
+    named = lambda part: any(re.search(r"(?<!\w)" + re.escape(v), part, re.IGNORECASE) for v in values)  # noqa: E731
+    return sum(not named(p) for p in parts)
+
+
+def _values(node: Any) -> list[str]:
+    """The strings and numbers of an argument value, at any depth."""
+    if isinstance(node, dict):
+        return [v for x in node.values() for v in _values(x)]
+    if isinstance(node, list):
+        return [v for x in node for v in _values(x)]
+    if isinstance(node, bool) or node is None:
+        return []
+    if isinstance(node, float) and node.is_integer():
+        node = int(node)
+    return [str(node)]
 
 
 _WORD = re.compile(r"[A-Za-z]{3,}")

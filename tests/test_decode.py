@@ -326,3 +326,12 @@ def test_another_call_needs_room_for_one_as_long_as_the_last() -> None:
     opts = replace(several(2, 0.0, 1.0), max_tokens=len(b.model.tokenize(CALL)) + 12)
     g = decode(b, opts, matcher(b, opts))
     assert g.text == CALL and g.finish_reason == "stop"  # ended whole, not cut off in a second call
+
+
+def test_below_the_implied_count_a_part_no_call_names_is_needed_to_go_on() -> None:
+    b = decoder(CALL + "\n" + CALL_B)
+    opts = replace(options(parallel_calls=True), more_calls=MoreCalls(2, 0.0, 1.0, parts=("read notes.txt", "a.txt")))
+    assert decode(b, opts, matcher(b, opts)).text == CALL + "\n" + CALL_B
+    b = decoder(CALL + "\n" + CALL_B)
+    opts = replace(options(parallel_calls=True), more_calls=MoreCalls(2, 0.0, 1.0, parts=("notes.txt", "the notes")))
+    assert decode(b, opts, matcher(b, opts)).text == CALL  # the one call names both parts

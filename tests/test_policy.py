@@ -672,3 +672,14 @@ def test_answered_calls_are_those_with_a_result_that_is_not_an_error() -> None:
         Message("tool", "error (not_found): b.txt", tool_call_id="2"),
     ]
     assert policy.answered(h) == {ToolCall("1", "read_file", {"path": "a.txt"}).canonical()}
+
+
+def test_parts_left_are_those_no_call_names_yet() -> None:
+    coffee = policy.request_parts("Get me a flat white, size medium, whole milk.")
+    assert policy.parts_left(coffee, [{"drink": "flat white", "size": "medium", "milk": "whole"}]) == 0
+    cities = policy.request_parts("What's the weather in Seoul, Madrid and Dublin?")
+    assert policy.parts_left(cities, [{"city": "Seoul", "unit": "celsius"}]) == 2
+    assert policy.parts_left(cities, [{"city": "Seoul"}, {"city": "Madrid"}, {"city": "Dublin"}]) == 0
+    # A value names a part where a word starts with it; a lone digit is no part's start inside a number.
+    assert policy.parts_left(["set cooling mode", "target 18 °C"], [{"mode": "cool", "target": 18.0}]) == 0
+    assert policy.parts_left(["wait 15 minutes"], [{"minutes": 5}]) == 1

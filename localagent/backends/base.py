@@ -81,6 +81,9 @@ class MoreCalls:
     implied: int  # the calls the request implies (policy.calls_implied)
     below: float  # fewer calls than implied: go on when the probability is at least this
     beyond: float  # as many or more: go on only when it is at least this
+    # The request's parts (policy.request_parts): where given, "fewer than implied" also needs
+    # a part that no call so far names (a one-call request with several parts ends at one).
+    parts: tuple[str, ...] = ()
 
 
 @dataclass

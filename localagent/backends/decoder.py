@@ -19,9 +19,10 @@ import numpy as np
 from ..constraint.jump import forced_text
 from ..formats import CALL_OPEN, parse
 from ..messages import canonical
+from .. import policy
 from ..policy import STRUCTURED_STARTS
 from ..sampling import Sampler
-from .base import Decision, FinishReason, Generation, GenerateOptions
+from .base import Decision, FinishReason, Generation, GenerateOptions, MoreCalls
 
 if TYPE_CHECKING:  # the engines load llama_cpp: the decoder only names their wrapper's type
     from ..constraint.llama_grammar import FailClosed
@@ -191,6 +192,15 @@ class Decoder:
             return ""
         return forced_text("".join(r.out), (), parallel=True)[0]  # with no heads: only a close is forced
 
+    @staticmethod
+    def _short(mc: MoreCalls, text: str) -> bool:
+        """Whether the turn has fewer calls than the request implies, and (where its parts
+        are known) a part that no call names yet."""
+        calls = parse(text).calls
+        if len(calls) >= mc.implied:
+            return False
+        return not mc.parts or policy.parts_left(mc.parts, [c.arguments for c in calls]) > 0
+
     def _close_call(self, tok: int, rest: str, r: _Reply) -> tuple[bool, np.ndarray | None]:
         """A call's arguments just ended (``tok`` was their last token) in a turn that may hold
         several: emit the rest of its closing tag, then go on to another call or end the turn,
@@ -217,7 +227,7 @@ class Decoder:
         more = 1.0 - float(sum(p[t] for t in self.model.eog_ids if t < len(p)) / p.sum())
         r.more_masses.append(round(more, 4))
         mc = r.options.more_calls
-        go = more >= (mc.below if len(before) + 1 < mc.implied else mc.beyond)
+        go = more >= (mc.below if self._short(mc, text) else mc.beyond)
         # Room for one more call as long as the ones so far: a call cut off at the limit is lost.
         room = r.n + r.n // (len(before) + 1) + len(self.next_call) < r.limit
         if not (go and room and r.matcher.allows(self.next_call[0])):

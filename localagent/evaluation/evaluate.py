@@ -670,6 +670,7 @@ def eval_config(
     tool_choice: str = "auto",
     call_threshold: float | None = AgentConfig.call_threshold,
     more_calls: tuple[float, float] | None = AgentConfig.more_calls,
+    parts_named: bool = AgentConfig.parts_named,
 ) -> AgentConfig:
     """The agent settings a case is asked with: greedy, seed 0, everything else (jump-forward
     included) as ``run`` has it. ``parallel`` allows up to four calls a turn under the grammar;
@@ -678,7 +679,7 @@ def eval_config(
     return AgentConfig(
         max_tokens=max_tokens, temperature=0.0, seed=0, constrained=mode == "constrained", engine=engine,
         tool_choice=tool_choice, parallel_calls=parallel, reason=reason, call_threshold=call_threshold,
-        more_calls=more_calls,
+        more_calls=more_calls, parts_named=parts_named,
     )
 
 
@@ -695,7 +696,8 @@ def generate_options(case: Case, config: AgentConfig) -> GenerateOptions:
     history = case.history()
     request = next((m.content for m in reversed(history) if m.role == "user"), "")
     implied = policy.calls_implied_now(request, history)
-    return decoding_options(config, c, threshold=first_token_threshold(config, choice), choice=choice, implied=implied)
+    parts = tuple(policy.request_parts(request)) if implied > 1 else ()
+    return decoding_options(config, c, threshold=first_token_threshold(config, choice), choice=choice, implied=implied, parts=parts)
 
 
 def answer_on_repeat(case: Case, gen: Generation, backend: Backend, config: AgentConfig) -> Generation:
