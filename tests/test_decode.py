@@ -333,5 +333,5 @@ def test_below_the_implied_count_a_part_no_call_names_is_needed_to_go_on() -> No
     opts = replace(options(parallel_calls=True), more_calls=MoreCalls(2, 0.0, 1.0, parts=("read notes.txt", "a.txt")))
     assert decode(b, opts, matcher(b, opts)).text == CALL + "\n" + CALL_B
     b = decoder(CALL + "\n" + CALL_B)
-    opts = replace(options(parallel_calls=True), more_calls=MoreCalls(2, 0.0, 1.0, parts=("notes.txt", "the notes")))
+    opts = replace(options(parallel_calls=True), more_calls=MoreCalls(2, 0.0, 1.0, parts=("notes.txt", "read notes.txt now")))
     assert decode(b, opts, matcher(b, opts)).text == CALL  # the one call names both parts
