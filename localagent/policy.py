@@ -68,18 +68,27 @@ def calls_implied(request: str) -> int:
 
 
 def request_parts(request: str) -> list[str]:
-    """The parts of a request that may each need a call (see ``calls_implied``)."""
-    text = _QUOTE.sub(" ", request)
-    return [p.strip() for p in _PARTS.split(text) if any(ch.isalpha() for ch in p)]
+    """The parts of a request that may each need a call (see ``calls_implied``). Split only
+    outside quotes, and a part that is only a quote is none; a part keeps its quoted text,
+    which may be what a call names ("Open a ticket: \"Disk full\"")."""
+    masked = _QUOTE.sub(lambda m: " " * len(m.group()), request)
+    cuts = [0, *(i for m in _PARTS.finditer(masked) for i in (m.start(), m.end())), len(request)]
+    spans = list(zip(cuts[::2], cuts[1::2]))
+    return [request[a:b].strip() for a, b in spans if any(ch.isalpha() for ch in masked[a:b])]
 
 
 def parts_left(parts: Collection[str], arguments: list[dict[str, Any]]) -> int:
     """The parts that no call's argument values name yet: "a flat white, size medium,
     whole milk" is one call naming all three; "Seoul, Madrid and Dublin" after a call
-    for Seoul has two left. A value counts where a word starts with it ("cool": "cooling")."""
-    values = [v for a in arguments for v in _values(a) if len(v) >= 2 or v.isdigit()]
-    named = lambda part: any(re.search(r"(?<!\w)" + re.escape(v), part, re.IGNORECASE) for v in values)  # noqa: E731
+    for Seoul has two left. A value counts where a word starts with it ("cool": "cooling");
+    "_" and "-" count as spaces ("living_room": "living room")."""
+    values = [_plain(v) for a in arguments for v in _values(a) if len(v) >= 2 or v.isdigit()]
+    named = lambda part: any(re.search(r"(?<!\w)" + re.escape(v), _plain(part)) for v in values)  # noqa: E731
     return sum(not named(p) for p in parts)
+
+
+def _plain(text: str) -> str:
+    return re.sub(r"[_\-\s]+", " ", text).lower()
 
 
 def _values(node: Any) -> list[str]:

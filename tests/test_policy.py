@@ -683,3 +683,19 @@ def test_parts_left_are_those_no_call_names_yet() -> None:
     # A value names a part where a word starts with it; a lone digit is no part's start inside a number.
     assert policy.parts_left(["set cooling mode", "target 18 °C"], [{"mode": "cool", "target": 18.0}]) == 0
     assert policy.parts_left(["wait 15 minutes"], [{"minutes": 5}]) == 1
+
+
+def test_a_part_keeps_its_quoted_text_and_underscores_read_as_spaces() -> None:
+    ticket = policy.request_parts('Open a ticket: "Disk almost full", severity medium, component frontend.')
+    assert len(ticket) == 3 and "Disk almost full" in ticket[0]
+    args = {"title": "Disk almost full", "severity": "medium", "component": "frontend"}
+    assert policy.parts_left(ticket, [args]) == 0
+    mail = policy.request_parts('Email goran@example.com with the subject "Report, final" and the text "It is fixed now".')
+    assert len(mail) == 2  # the comma inside the quote splits nothing
+    assert policy.parts_left(mail, [{"to": ["goran@example.com"], "subject": "Report, final", "body": "It is fixed now"}]) == 0
+    assert policy.parts_left(mail, [{"to": ["goran@example.com"], "subject": "Report, final", "body": ""}]) == 1
+    light = policy.request_parts("Switch the living room lights on, colour blue.")
+    assert policy.parts_left(light, [{"room": "living_room", "on": True, "color": "blue"}]) == 0
+    assert policy.parts_left(light, [{"room": "kitchen", "on": True, "color": "blue"}]) == 1
+    # A part that is only a quote is no part of its own, as before.
+    assert policy.calls_implied('Search for "a, b" and "c"') == 1

@@ -673,7 +673,7 @@ def eval_config(
     parts_named: bool = AgentConfig.parts_named,
 ) -> AgentConfig:
     """The agent settings a case is asked with: greedy, seed 0, everything else (jump-forward
-    included) as ``run`` has it. ``parallel`` allows up to four calls a turn under the grammar;
+    included) as ``run`` has it. ``parallel`` allows up to eight calls a turn under the grammar;
     ``tool_choice`` "required" makes every reply a call (a validity check for models that
     never start one by themselves)."""
     return AgentConfig(
@@ -689,7 +689,7 @@ def generate_options(case: Case, config: AgentConfig) -> GenerateOptions:
     for tool choice auto; unconstrained, free text."""
     if not config.constrained:
         return decoding_options(config, None, threshold=None, choice=None)
-    # The same grammar for every case (up to four calls, or one): allowing
+    # The same grammar for every case (up to eight calls, or one): allowing
     # several only where several are expected would tell the model the answer.
     choice = ToolChoice.parse(config.tool_choice)
     c = build_constraint(case.tools, choice, engine=config.engine, parallel=config.parallel_calls, reason=config.reason)
@@ -790,7 +790,7 @@ def rescore(saved: dict[str, Any], cases: list[Case]) -> EvalReport:
 def format_report(d: dict[str, Any]) -> str:
     """The summary of ``EvalReport.to_dict()`` as an aligned table and a few lines."""
     width = max([len(c) for c in d["by_category"]] + [len("overall")])
-    grammar = {True: " (up to four calls a turn)", False: " (one call a turn)", None: ""}[d["parallel_calls"]]
+    grammar = {True: " (up to eight calls a turn)", False: " (one call a turn)", None: ""}[d["parallel_calls"]]
     if d.get("tool_choice") == "required":
         grammar += ", a call required"
     lines = [f"{d['model']} · {d['mode']}{grammar}", f"{'category':<{width}}  cases  accuracy"]
