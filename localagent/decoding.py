@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Callable
 
 from .backends.base import GenerateOptions, MoreCalls
 from .constraint.grammar import Constraint, ToolChoice
+from .policy import CallPlan
 
 if TYPE_CHECKING:  # loop.py imports this module: a runtime import would be a cycle
     from .loop import AgentConfig
@@ -22,17 +23,17 @@ def decoding_options(
     threshold: float | None,
     choice: ToolChoice | None,
     on_text: Callable[[str], None] | None = None,
-    implied: int = 1,
-    parts: tuple[str, ...] = (),
+    plan: CallPlan = CallPlan(),
 ) -> GenerateOptions:
     """The options of one step under ``constraint`` (None: free text); ``threshold``
     is the first-token call-or-prose threshold, ``choice`` what the constraint enforces,
-    ``implied`` the calls the request implies (policy.calls_implied) and ``parts`` its parts,
-    for parallel calls."""
+    ``plan`` what the request implies for a turn of several calls (policy.call_plan)."""
     jump = constraint is not None and config.jump_forward
     more = None
     if constraint is not None and config.parallel_calls and config.more_calls is not None:
-        more = MoreCalls(implied, *config.more_calls, parts=parts if config.parts_named else ())
+        parts = plan.parts if config.parts_named else ()
+        tools = plan.tools if config.part_tools else ()
+        more = MoreCalls(plan.implied, *config.more_calls, parts=parts, tools=tools)
     return GenerateOptions(
         max_tokens=config.max_tokens,
         temperature=config.temperature,

@@ -59,6 +59,9 @@ class AgentConfig:
     more_calls: tuple[float, float] | None = (0.0, 1.0)
     # ... and below that count, go on only while a part of the request names no call yet.
     parts_named: bool = True
+    # ... and each next call is of the tool its part points to, or the last call's
+    # (policy.next_tool): the model took the tools in the order offered.
+    part_tools: bool = True
     reason: bool = False
     max_result_tokens: int = 800
     context_limit: int | None = None  # fold above this many prompt tokens (default: the window)
@@ -695,11 +698,8 @@ class Agent:
                 if shown:
                     shown(piece)
 
-        implied = policy.calls_implied_now(task, msgs)
-        parts = tuple(policy.request_parts(task)) if implied > 1 else ()
-        options = decoding_options(
-            self.config, constraint, threshold=threshold, choice=choice, on_text=on_text, implied=implied, parts=parts
-        )
+        plan = policy.call_plan(task, msgs, schemas)
+        options = decoding_options(self.config, constraint, threshold=threshold, choice=choice, on_text=on_text, plan=plan)
         return self.backend.generate(msgs, schemas, options)
 
     def _check_reuse(self, gen: Generation, previous: int) -> int:

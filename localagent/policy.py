@@ -80,10 +80,16 @@ def request_parts(request: str) -> list[str]:
 def parts_left(parts: Collection[str], arguments: list[dict[str, Any]]) -> int:
     """The parts that no call's argument values name yet: "a flat white, size medium,
     whole milk" is one call naming all three; "Seoul, Madrid and Dublin" after a call
-    for Seoul has two left. A value counts where a word starts with it ("cool": "cooling");
-    "_" and "-" count as spaces ("living_room": "living room")."""
+    for Seoul has two left. A value counts where a word starts with it ("cool": "cooling"),
+    or where it holds the whole part ("Hello, world!" names "world!"); "_" and "-" count as
+    spaces ("living_room": "living room")."""
     values = [_plain(v) for a in arguments for v in _values(a) if len(v) >= 2 or v.isdigit()]
-    named = lambda part: any(re.search(r"(?<!\w)" + re.escape(v), _plain(part)) for v in values)  # noqa: E731
+
+    def named(part: str) -> bool:
+        p = _plain(part)
+        whole = re.compile(r"(?<!\w)" + re.escape(p) + r"(?!\w)")
+        return any(re.search(r"(?<!\w)" + re.escape(v), p) or whole.search(v) for v in values)
+
     return sum(not named(p) for p in parts)
 
 
@@ -120,18 +126,56 @@ def tool_match(request: str, tools: list[dict[str, Any]]) -> int:
     """How well ``request`` matches the offered tools: the most content words it shares with
     one tool's name, description and parameter names. 0: it shares none with any."""
     asked = _stems(request)
-    best = 0
-    for t in tools:
-        f = t.get("function", t)
-        params = " ".join((f.get("parameters") or {}).get("properties", {}))
-        best = max(best, len(asked & _stems(f"{f.get('name', '')} {f.get('description', '')} {params}")))
-    return best
+    return max((len(asked & _tool_stems(t)) for t in tools), default=0)
+
+
+def _tool_stems(tool: dict[str, Any]) -> set[str]:
+    f = tool.get("function", tool)
+    params = " ".join((f.get("parameters") or {}).get("properties", {}))
+    return _stems(f"{f.get('name', '')} {f.get('description', '')} {params}")
 
 
 def calls_implied_now(request: str, msgs: list[Message]) -> int:
     """The calls the next turn should hold: what ``request`` implies when the turn answers
     it (the conversation ends with the user's turn); one after a tool result."""
     return calls_implied(request) if msgs and msgs[-1].role == "user" else 1
+
+
+@dataclass(frozen=True)
+class CallPlan:
+    """What a turn that may hold several calls is told of the request: how many calls it
+    implies, its parts, and the tool each part's words point to ("" where none does)."""
+
+    implied: int = 1
+    parts: tuple[str, ...] = ()
+    tools: tuple[str, ...] = ()
+
+
+def call_plan(request: str, msgs: list[Message], tools: list[dict[str, Any]]) -> CallPlan:
+    """The plan of the next turn (``calls_implied_now``); parts only where it implies several."""
+    implied = calls_implied_now(request, msgs)
+    if implied < 2:
+        return CallPlan(implied)
+    parts = tuple(request_parts(request))
+    return CallPlan(implied, parts, tuple(part_tool(p, tools) for p in parts))
+
+
+def part_tool(part: str, tools: list[dict[str, Any]]) -> str:
+    """The one tool sharing the most content words with ``part`` ("the local time in Oslo":
+    get_time), or "" where none or several do: "and docs/install.md" names no tool of its own."""
+    scores = [(len(_stems(part) & _tool_stems(t)), t.get("function", t).get("name", "")) for t in tools]
+    best = max((n for n, _ in scores), default=0)
+    names = [name for n, name in scores if n == best]
+    return names[0] if best and len(names) == 1 else ""
+
+
+def next_tool(plan_tools: tuple[str, ...], called: list[str]) -> str:
+    """The tool of the turn's next call: the one its part points to (the k-th call serves the
+    k-th part), else the one called last (a list goes on: "Read a.md and b.md")."""
+    k = len(called)
+    if k < len(plan_tools) and plan_tools[k]:
+        return plan_tools[k]
+    return called[-1] if called else ""
 
 
 def asks_only(task: str) -> bool:

@@ -43,14 +43,24 @@ def read_file(path: Annotated[str, Field(description="The file.")]) -> str:
 
 
 READ_FILE = read_file.openai_schema()
+
+
+@tool
+def list_dir(path: Annotated[str, Field(description="The folder.")]) -> str:
+    """List a folder."""
+    return path
+
+
+LIST_DIR = list_dir.openai_schema()
 CALL = '<tool_call>\n{"name": "read_file", "arguments": {"path": "notes.txt"}}\n</tool_call>'
 
 
 class ScriptedModel:
     """A ``LogitsModel`` over ``PIECES`` that wants to write ``target``."""
 
-    def __init__(self, target: str) -> None:
-        self.target = target.encode()
+    def __init__(self, target: str | list[str]) -> None:
+        # Several targets: it wants the first that what is written so far begins.
+        self.targets = [t.encode() for t in ([target] if isinstance(target, str) else target)]
         self.n_vocab = len(PIECES)
         self.eog_ids = {0}
         self.ids: list[int] = []  # the KV cache: the tokens evaluated
@@ -100,10 +110,11 @@ class ScriptedModel:
         seed = int.from_bytes(hashlib.sha256(np.asarray(ids, dtype=np.int64).tobytes()).digest()[:8], "little")
         logits = np.random.default_rng(seed).normal(0.0, 1.0, len(PIECES)).astype(np.float32)
         written = self.detokenize(ids[self.prompt_len :])
-        if not self.target.startswith(written):
+        target = next((t for t in self.targets if t.startswith(written)), None)
+        if target is None:
             logits[0] = 20.0
             return logits
-        rest = self.target[len(written) :]
+        rest = target[len(written) :]
         if not rest:
             logits[0] = 20.0
         for t in range(1, len(PIECES)):
@@ -112,7 +123,7 @@ class ScriptedModel:
         return logits
 
 
-def decoder(target: str) -> Any:
+def decoder(target: str | list[str]) -> Any:
     """A ``Decoder`` over ``ScriptedModel``, with llama-cpp-python's prompt lookup."""
     model: LogitsModel = ScriptedModel(target)
     return Decoder(model, make_drafter)
@@ -335,3 +346,19 @@ def test_below_the_implied_count_a_part_no_call_names_is_needed_to_go_on() -> No
     b = decoder(CALL + "\n" + CALL_B)
     opts = replace(options(parallel_calls=True), more_calls=MoreCalls(2, 0.0, 1.0, parts=("notes.txt", "read notes.txt now")))
     assert decode(b, opts, matcher(b, opts)).text == CALL  # the one call names both parts
+
+
+LIST_CALL = CALL_B.replace("read_file", "list_dir")
+
+
+def test_each_next_call_is_of_the_tool_its_part_points_to() -> None:
+    """The model would take the next tool offered (list_dir); the plan says read_file."""
+    constraint = build_constraint([READ_FILE, LIST_DIR], ToolChoice(), engine="llguidance")
+    config = AgentConfig(engine="llguidance", parallel_calls=True)
+    for tools, second in (((), LIST_CALL), (("read_file", ""), CALL_B), (("", "read_file"), CALL_B)):
+        b = decoder([CALL + "\n" + LIST_CALL, CALL + "\n" + CALL_B])
+        opts = decoding_options(config, constraint, threshold=0.5, choice=ToolChoice())
+        opts = replace(opts, more_calls=MoreCalls(2, 0.0, 1.0, parts=("read notes.txt", "a.txt"), tools=tools))
+        g = decode(b, opts, matcher(b, opts))
+        # With no tool named for the second part, the last call's tool goes on.
+        assert g.text == CALL + "\n" + second, tools

@@ -699,3 +699,33 @@ def test_a_part_keeps_its_quoted_text_and_underscores_read_as_spaces() -> None:
     assert policy.parts_left(light, [{"room": "kitchen", "on": True, "color": "blue"}]) == 1
     # A part that is only a quote is no part of its own, as before.
     assert policy.calls_implied('Search for "a, b" and "c"') == 1
+
+
+def test_a_part_points_to_the_one_tool_sharing_most_of_its_words() -> None:
+    tools = [
+        {"type": "function", "function": {"name": n, "description": d, "parameters": {"type": "object", "properties": {"city": {}}}}}
+        for n, d in [("get_weather", "Current weather in a city."), ("get_air_quality", "Air quality in a city."),
+                     ("get_time", "The local time in a city.")]
+    ]
+    plan = policy.call_plan("Get the weather in Oslo, the air quality in Lima and the local time in Rome.",
+                            [Message("user", "...")], tools)
+    assert plan.implied == 3 and plan.tools == ("get_weather", "get_air_quality", "get_time")
+    # A part that names no tool (or ties) points to none: the last call's tool goes on.
+    assert policy.part_tool("and docs/install.md", tools) == ""
+    assert policy.part_tool("the city", tools) == ""  # all three share "city"
+    assert policy.next_tool(("get_weather", ""), ["get_weather"]) == "get_weather"
+    assert policy.next_tool(("get_weather", "get_time"), ["get_weather"]) == "get_time"
+    assert policy.next_tool((), []) == ""
+    # One call implied, or a turn after a tool result: no parts, no tools.
+    assert policy.call_plan("Get the weather in Oslo.", [Message("user", "...")], tools) == policy.CallPlan(1)
+    after = [Message("user", "a, b and c"), Message("tool", "x")]
+    assert policy.call_plan("a, b and c", after, tools).implied == 1
+
+
+def test_a_value_holding_the_whole_part_names_it() -> None:
+    parts = policy.request_parts("Make a new file motd.txt with this one line: Hello, world!")
+    assert len(parts) == 2  # the comma splits the line in two parts
+    assert policy.parts_left(parts, [{"path": "motd.txt", "content": "Hello, world!"}]) == 0
+    assert policy.parts_left(parts, [{"path": "motd.txt", "content": "Hello"}]) == 1
+    # ... as a whole: "it" is not named by "edit".
+    assert policy.parts_left(["it"], [{"mode": "edit"}]) == 1

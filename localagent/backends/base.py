@@ -84,6 +84,9 @@ class MoreCalls:
     # The request's parts (policy.request_parts): where given, "fewer than implied" also needs
     # a part that no call so far names (a one-call request with several parts ends at one).
     parts: tuple[str, ...] = ()
+    # The tool each part points to (policy.part_tool): where given, each next call is that
+    # part's tool, or the last call's (policy.next_tool); the model writes the arguments.
+    tools: tuple[str, ...] = ()
 
 
 @dataclass

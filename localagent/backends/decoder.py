@@ -233,8 +233,12 @@ class Decoder:
         if not (go and room and r.matcher.allows(self.next_call[0])):
             r.finish = "stop"
             return True, None
-        done = _emit_tail(self.next_call, r.matcher, r.emit)
-        self.model.eval(list(self.next_call[:done]))
+        called = [c.name for c in parse(text).calls]
+        head = self.model.tokenize(_head(r.options.call_heads, policy.next_tool(mc.tools, called))) if mc.tools else []
+        tokens = self.next_call + head
+        done = _emit_tail(tokens, r.matcher, r.emit)
+        r.forced += max(0, done - len(self.next_call))
+        self.model.eval(list(tokens[:done]))
         return False, None
 
     def _lookup(self, r: _Reply) -> list[int]:
@@ -410,6 +414,17 @@ def _greedy_choice(logits: np.ndarray, r: _Reply, rng: np.random.Generator) -> i
     if r.matcher is None:
         return int(np.argmax(logits))
     return _allowed_choice(logits, r.matcher, r.sampler, rng)
+
+
+def _head(heads: tuple[str, ...], name: str) -> str:
+    """The start of a call of ``name`` after its opening tag, up to the end of the name
+    (``grammar.call_heads``); "" when no head is that tool's (jump-forward off, or no such
+    tool). What follows the name is left to jump-forward, which keeps only the model's own
+    split of it: forced as one string, '"city": ' ended in a lone space the model never
+    writes, and the values after it were garbage ("io", "Tooronto")."""
+    key = f'"name": "{name}"'
+    head = next((h[len(CALL_OPEN) :] for h in heads if key in h), "") if name else ""
+    return head[: head.index(key) + len(key) - 1] if head else ""
 
 
 def _emit_tail(tokens: list[int], matcher: FailClosed, emit: Callable[[int], None]) -> int:

@@ -671,6 +671,7 @@ def eval_config(
     call_threshold: float | None = AgentConfig.call_threshold,
     more_calls: tuple[float, float] | None = AgentConfig.more_calls,
     parts_named: bool = AgentConfig.parts_named,
+    part_tools: bool = AgentConfig.part_tools,
 ) -> AgentConfig:
     """The agent settings a case is asked with: greedy, seed 0, everything else (jump-forward
     included) as ``run`` has it. ``parallel`` allows up to eight calls a turn under the grammar;
@@ -679,7 +680,7 @@ def eval_config(
     return AgentConfig(
         max_tokens=max_tokens, temperature=0.0, seed=0, constrained=mode == "constrained", engine=engine,
         tool_choice=tool_choice, parallel_calls=parallel, reason=reason, call_threshold=call_threshold,
-        more_calls=more_calls, parts_named=parts_named,
+        more_calls=more_calls, parts_named=parts_named, part_tools=part_tools,
     )
 
 
@@ -695,9 +696,8 @@ def generate_options(case: Case, config: AgentConfig) -> GenerateOptions:
     c = build_constraint(case.tools, choice, engine=config.engine, parallel=config.parallel_calls, reason=config.reason)
     history = case.history()
     request = next((m.content for m in reversed(history) if m.role == "user"), "")
-    implied = policy.calls_implied_now(request, history)
-    parts = tuple(policy.request_parts(request)) if implied > 1 else ()
-    return decoding_options(config, c, threshold=first_token_threshold(config, choice), choice=choice, implied=implied, parts=parts)
+    plan = policy.call_plan(request, history, case.tools)
+    return decoding_options(config, c, threshold=first_token_threshold(config, choice), choice=choice, plan=plan)
 
 
 def answer_on_repeat(case: Case, gen: Generation, backend: Backend, config: AgentConfig) -> Generation:
