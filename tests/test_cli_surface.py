@@ -18,7 +18,7 @@ from typer.testing import CliRunner
 
 from localagent.cli import app
 from localagent.cli.options import flag_text
-from localagent.cli.run import check_root
+from localagent.cli.run import ModelSpec, ToolSpec, check_root
 from localagent.errors import ConfigError
 from fake_cli import FAKE_CLI, fake_env
 from terminal import Terminal
@@ -219,6 +219,18 @@ def test_check_root_reports_a_folder_that_cannot_be_listed(tmp_path: Path, monke
     monkeypatch.setattr(os, "scandir", refuse)  # as a folder without read permission does (not as root)
     with pytest.raises(ConfigError, match=r"--root .* cannot be read: Permission denied$"):
         check_root(tmp_path)
+
+
+@pytest.mark.parametrize("command", ["run", "chat"])
+def test_the_agent_groups_default_to_the_flags_defaults(command: str) -> None:
+    # build_agent(root) is the agent of a command given no flags: a default changed in one
+    # place only would make the library and the command line differ.
+    params = {p.name: p.default for p in typer.main.get_command(app).commands[command].params}  # type: ignore[attr-defined]
+    for group in (ModelSpec(), ToolSpec()):
+        for name, value in vars(group).items():
+            if name in params:
+                flag_default = tuple(params[name] or ()) if isinstance(value, tuple) else params[name]
+                assert value == flag_default, (command, name)
 
 
 def test_a_budget_too_small_to_do_anything(root: Path, tmp_path: Path) -> None:

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 import localagent.backends as backends
+from localagent.assemble import default_config
 from localagent.backends.fake import FakeBackend, call_text
 from localagent.cli.run import build_agent
 from localagent.errors import ConfigError
@@ -90,7 +91,7 @@ def test_run_result_gives_openai_messages(tmp_path: Path, monkeypatch: pytest.Mo
     (tmp_path / "notes.txt").write_text("PURPLE-42\n")
     fake = FakeBackend.scripted([call_text("read_file", path="notes.txt"), "It says PURPLE-42."])
     monkeypatch.setattr(backends, "load_llama", lambda *a, **k: fake)
-    result = build_agent(tmp_path, None).run("What is in notes.txt?")
+    result = build_agent(tmp_path).run("What is in notes.txt?")
     out = result.openai_messages()
     assert out[-3]["tool_calls"][0]["function"] == {"name": "read_file", "arguments": '{"path": "notes.txt"}'}
     assert out[-2]["tool_call_id"] == out[-3]["tool_calls"][0]["id"] and "PURPLE-42" in out[-2]["content"]
@@ -101,13 +102,13 @@ def test_run_result_gives_openai_messages(tmp_path: Path, monkeypatch: pytest.Mo
 def test_tool_choice_reaches_every_step(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, choice: str) -> None:
     fake = FakeBackend.scripted(["Fine."])
     monkeypatch.setattr(backends, "load_llama", lambda *a, **k: fake)
-    build_agent(tmp_path, None, tool_choice=choice).run("Hello")
+    build_agent(tmp_path, config=default_config(tool_choice=choice)).run("Hello")
     assert fake.options[0].tool_choice == choice and fake.options[0].call_threshold is None
 
 
 def test_an_unknown_tool_choice_is_a_config_error(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="--tool-choice read_fil: give auto, required, none or a tool's name; did you mean read_file"):
-        build_agent(tmp_path, None, tool_choice="read_fil")
+        build_agent(tmp_path, config=default_config(tool_choice="read_fil"))
 
 
 def _cli(tmp_path: Path, replies: list[Any], *argv: str, stdin: str = "") -> subprocess.CompletedProcess[str]:

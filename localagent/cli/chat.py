@@ -21,7 +21,7 @@ from .options import (
     ALLOW, ALLOW_COMMANDS, API_KEY, BASE_URL, CTX, DEADLINE, MAX_STEPS, MCP, MODEL, N_GPU_LAYERS, ROOT, SERVER_DIALECT,
     SERVER_TIMEOUT, TOKEN_BUDGET, TOOL_CHOICE, TOOLS, VERBOSE, YES,
 )
-from .run import LivePrinter, _sigterm, build_agent, interrupt_means, shown_answer, summary
+from .run import LivePrinter, ModelSpec, ToolSpec, _sigterm, build_agent, interrupt_means, shown_answer, summary
 
 if TYPE_CHECKING:
     from ..loop import Agent, Events
@@ -91,17 +91,19 @@ def chat(
     The model stays loaded and its KV cache warm between turns. Ctrl-C stops the turn under way
     (its partial answer is kept); at the prompt it ends the chat. Limits apply to each turn.
     """
+    from ..assemble import default_config
     from ..loop import Events
 
     history = _load(resume) if resume else []
     with interrupt_means("before the chat started"):
-        agent = build_agent(
-            root, model, tools_file=tools_file, allow_commands=allow_commands, yes=yes, allow=allow or (),
-            n_ctx=n_ctx, n_gpu_layers=n_gpu_layers, verbose=verbose,
-            limits=Limits(max_steps=max_steps, token_budget=token_budget, deadline_s=deadline),
+        limits = Limits(max_steps=max_steps, token_budget=token_budget, deadline_s=deadline)
+        config = default_config(limits=limits, tool_choice=tool_choice)
+        model_spec = ModelSpec(
+            model, n_ctx=n_ctx, n_gpu_layers=n_gpu_layers, verbose=verbose,
             base_url=base_url, api_key=api_key, server_dialect=server_dialect, server_timeout=server_timeout,
-            tool_choice=tool_choice, mcp=mcp or (),
         )
+        tool_spec = ToolSpec(tools_file, allow_commands=allow_commands, yes=yes, allow=tuple(allow or ()), mcp=tuple(mcp or ()))
+        agent = build_agent(root, model=model_spec, tools=tool_spec, config=config)
         agent.check_budget("")  # a budget that cannot cover a turn's first prompt: say so before the first turn
     p = LivePrinter()
     events = Events(on_text=p.text, on_step_start=p.step, on_call=p.call, on_result=p.result, on_notice=p.notice)

@@ -7,8 +7,9 @@ import os
 import signal
 import sys
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterator, Mapping, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Iterator, Optional, Sequence
 
 import typer
 
@@ -25,7 +26,7 @@ from .options import (
 if TYPE_CHECKING:
     from ..assemble import Setup
     from ..backends import Backend
-    from ..loop import Agent, RunResult
+    from ..loop import Agent, AgentConfig, RunResult
 
 
 def _preview(text: str, width: int = 100) -> str:
@@ -118,64 +119,78 @@ def interrupt_means(what: str) -> Iterator[None]:
         raise Interrupted(f"interrupted {what}")
 
 
+@dataclass(frozen=True)
+class ModelSpec:
+    """The model an agent runs on: ``model`` (an id or a .gguf path; None: the default) loaded
+    in-process, or, with ``base_url``, the model of that name behind an OpenAI-compatible
+    server. The defaults are the flags' (cli/options.py)."""
+
+    model: str | None = None
+    n_ctx: int = 8192
+    n_gpu_layers: int = 0  # in-process only, as are verbose and progress
+    verbose: bool = False
+    progress: bool = True
+    base_url: str | None = None
+    api_key: str | None = None
+    server_dialect: str = "auto"
+    server_timeout: float = 120.0
+
+    def load(self) -> "Backend":
+        """The server's backend, or the model loaded; a file llama.cpp refuses points to --verbose."""
+        from ..backends import load_llama, load_server
+
+        if self.base_url:
+            return load_server(
+                self.base_url, model=self.model, api_key=self.api_key, dialect=self.server_dialect, n_ctx=self.n_ctx,
+                timeout=self.server_timeout,
+            )
+        try:
+            return load_llama(
+                self.model, n_ctx=self.n_ctx, n_gpu_layers=self.n_gpu_layers, verbose=self.verbose, progress=self.progress
+            )
+        except BackendError as e:
+            if self.verbose:  # llama.cpp's reason is on the screen already
+                raise
+            # Without --verbose, llama.cpp's log (which says why) is silenced.
+            raise BackendError(f"{e} (llama.cpp's reason is in its log: run again with --verbose)") from None
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """The tools an agent is offered and how their calls are approved: the built-in ones (and
+    run_command with ``allow_commands``), ``tools_file``'s and the MCP servers' ``mcp``; ``yes``
+    approves every call, ``allow`` the tools it names."""
+
+    tools_file: Path | None = None
+    allow_commands: bool = False
+    yes: bool = False
+    allow: tuple[str, ...] = ()
+    mcp: tuple[str, ...] = ()
+
+    def setup(self, root: Path) -> "Setup":
+        """The tools in ``root`` and their approver, the MCP servers connected."""
+        from ..assemble import workspace_setup
+
+        # With MCP servers the approver is chosen again once their tools are known, so that
+        # --allow can name one of them.
+        allow = () if self.mcp else self.allow
+        setup = workspace_setup(root, tools_file=self.tools_file, allow_commands=self.allow_commands, yes=self.yes, allow=allow)
+        return _with_mcp(setup, self.mcp, yes=self.yes, allow=self.allow) if self.mcp else setup
+
+
 def build_agent(
-    root: Path,
-    model: str | None,
-    *,
-    tools_file: Path | None = None,
-    allow_commands: bool = False,
-    yes: bool = False,
-    allow: "Sequence[str]" = (),
-    n_ctx: int = 8192,
-    n_gpu_layers: int = 0,
-    verbose: bool = False,
-    progress: bool = True,
-    limits: Limits | None = None,
-    temperature: float = 0.0,
-    seed: int = 0,
-    sampling: Mapping[str, Any] | None = None,
-    constrained: bool = True,
-    base_url: str | None = None,
-    api_key: str | None = None,
-    server_dialect: str = "auto",
-    server_timeout: float = 120.0,
-    tool_choice: str = "auto",
-    mcp: "Sequence[str]" = (),
+    root: Path, *, model: ModelSpec = ModelSpec(), tools: ToolSpec = ToolSpec(), config: "AgentConfig | None" = None
 ) -> "Agent":
-    """The agent a front end runs: tools in ROOT, the approver, the model loaded
-    (or, with ``base_url``, the server that serves it)."""
-    from ..assemble import assemble, default_config, workspace_setup
-    from ..backends import load_server
+    """The agent a front end runs: ``tools`` in ROOT, ``model`` loaded (or, with a base_url, its
+    server), ``config`` (default: ``assemble.default_config()``). The root, the tools and the
+    tool choice are checked before the model loads."""
+    from ..assemble import assemble, default_config
 
+    config = config or default_config()
     check_root(root)
-    setup = workspace_setup(root, tools_file=tools_file, allow_commands=allow_commands, yes=yes, allow=() if mcp else allow)
-    if mcp:  # the approver is chosen again, so that --allow can name an MCP tool
-        setup = _with_mcp(setup, mcp, yes=yes, allow=allow)
-    check_tool_choice(tool_choice, [t.name for t in setup.tools])
-    if base_url:
-        backend = load_server(
-            base_url, model=model, api_key=api_key, dialect=server_dialect, n_ctx=n_ctx, timeout=server_timeout
-        )
-    else:
-        backend = load_model(model, n_ctx=n_ctx, n_gpu_layers=n_gpu_layers, verbose=verbose, progress=progress)
-    config = default_config(
-        limits=limits or Limits(), temperature=temperature, seed=seed, constrained=constrained, tool_choice=tool_choice,
-        **(sampling or {}),  # top_k, top_p, min_p, repeat_penalty
-    )
-    return assemble(backend, setup, config)
-
-
-def load_model(model: str | None, *, n_ctx: int, n_gpu_layers: int, verbose: bool, progress: bool) -> "Backend":
-    """The model loaded in-process; a file llama.cpp refuses points to --verbose."""
-    from ..backends import load_llama
-
-    try:
-        return load_llama(model, n_ctx=n_ctx, n_gpu_layers=n_gpu_layers, verbose=verbose, progress=progress)
-    except BackendError as e:
-        if verbose:  # llama.cpp's reason is on the screen already
-            raise
-        # Without --verbose, llama.cpp's log (which says why) is silenced.
-        raise BackendError(f"{e} (llama.cpp's reason is in its log: run again with --verbose)") from None
+    setup = tools.setup(root)
+    check_tool_choice(config.tool_choice, [t.name for t in setup.tools])
+    return assemble(model.load(), setup, config)
 
 
 def _with_mcp(setup: "Setup", specs: "Sequence[str]", *, yes: bool, allow: "Sequence[str]") -> "Setup":
@@ -239,20 +254,23 @@ def run(
 
     Writes and commands ask for approval on the terminal; with no terminal they are denied.
     """
+    from ..assemble import default_config
     from ..loop import Events
 
-    with interrupt_means("before the run started"):
-        agent = build_agent(
-            root, model, tools_file=tools_file, allow_commands=allow_commands, yes=yes, allow=allow or (),
-            n_ctx=n_ctx, n_gpu_layers=n_gpu_layers, verbose=verbose, progress=not (as_json or quiet),
-            limits=Limits(max_steps=max_steps, token_budget=token_budget, deadline_s=deadline),
-            temperature=temperature, seed=seed, constrained=not free,
-            sampling={"top_k": top_k, "top_p": top_p, "min_p": min_p, "repeat_penalty": repeat_penalty},
-            base_url=base_url, api_key=api_key, server_dialect=server_dialect, server_timeout=server_timeout,
-            tool_choice=tool_choice, mcp=mcp or (),
-        )
-        agent.check_budget(task)
     live = not (as_json or quiet)
+    with interrupt_means("before the run started"):
+        config = default_config(
+            limits=Limits(max_steps=max_steps, token_budget=token_budget, deadline_s=deadline), tool_choice=tool_choice,
+            temperature=temperature, seed=seed, constrained=not free,
+            top_k=top_k, top_p=top_p, min_p=min_p, repeat_penalty=repeat_penalty,
+        )
+        model_spec = ModelSpec(
+            model, n_ctx=n_ctx, n_gpu_layers=n_gpu_layers, verbose=verbose, progress=live,
+            base_url=base_url, api_key=api_key, server_dialect=server_dialect, server_timeout=server_timeout,
+        )
+        tool_spec = ToolSpec(tools_file, allow_commands=allow_commands, yes=yes, allow=tuple(allow or ()), mcp=tuple(mcp or ()))
+        agent = build_agent(root, model=model_spec, tools=tool_spec, config=config)
+        agent.check_budget(task)
     p = LivePrinter()
     events = Events(on_text=p.text, on_step_start=p.step, on_call=p.call, on_result=p.result, on_notice=p.notice) if live else None
     signal.signal(signal.SIGTERM, _sigterm)

@@ -7,7 +7,7 @@ from typing import Optional
 
 import typer
 
-from .run import interrupt_means, load_model
+from .run import ModelSpec, interrupt_means
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
@@ -27,7 +27,7 @@ def serve(
     from ..serving.serve import create_app, serve as run_server
 
     with interrupt_means("before serving started"):
-        backend = load_model(model, n_ctx=n_ctx, n_gpu_layers=n_gpu_layers, verbose=verbose, progress=True)
+        backend = ModelSpec(model, n_ctx=n_ctx, n_gpu_layers=n_gpu_layers, verbose=verbose).load()
         create_app(backend)  # fastapi missing: say so before announcing anything
     if host not in LOOPBACK and not api_key:
         print(f"localagent serve: warning: listening on {host} with no --api-key: anyone who can reach it can use it", file=sys.stderr)
