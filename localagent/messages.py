@@ -90,6 +90,11 @@ class Message:
         return d
 
 
+def last_user_text(history: list[Message]) -> str:
+    """The text of the last user turn ("" when there is none): the request a turn answers."""
+    return next((m.content for m in reversed(history) if m.role == "user"), "")
+
+
 def history_to_json(history: list[Message]) -> list[dict[str, Any]]:
     """A history as plain data (for saving a chat)."""
     return [

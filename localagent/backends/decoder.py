@@ -10,6 +10,7 @@ is kept between calls, so a step evaluates only the tokens that are new since th
 from __future__ import annotations
 
 import codecs
+import json
 import time
 from collections.abc import Set
 from typing import TYPE_CHECKING, Callable, Protocol
@@ -217,7 +218,8 @@ class Decoder:
             return False, rows[done]
         text = "".join(r.out)
         start = text.rfind(CALL_OPEN)
-        before = [canonical(c.name, c.arguments) for c in parse(text[:start]).calls]
+        prior = parse(text[:start]).calls
+        before = [canonical(c.name, c.arguments) for c in prior]
         last = parse(text[start:]).calls
         if last and canonical(last[0].name, last[0].arguments) in before:
             r.cut_at, r.repeats_cut, r.finish = len(text[:start].rstrip()), r.repeats_cut + 1, "stop"
@@ -233,7 +235,7 @@ class Decoder:
         if not (go and room and r.matcher.allows(self.next_call[0])):
             r.finish = "stop"
             return True, None
-        called = [c.name for c in parse(text).calls]
+        called = [c.name for c in prior + last]
         head = self.model.tokenize(_head(r.options.call_heads, policy.next_tool(mc.tools, called))) if mc.tools else []
         tokens = self.next_call + head
         done = _emit_tail(tokens, r.matcher, r.emit)
@@ -422,7 +424,7 @@ def _head(heads: tuple[str, ...], name: str) -> str:
     tool). What follows the name is left to jump-forward, which keeps only the model's own
     split of it: forced as one string, '"city": ' ended in a lone space the model never
     writes, and the values after it were garbage ("io", "Tooronto")."""
-    key = f'"name": "{name}"'
+    key = '"name": ' + json.dumps(name, ensure_ascii=False)  # as call_heads writes it
     head = next((h[len(CALL_OPEN) :] for h in heads if key in h), "") if name else ""
     return head[: head.index(key) + len(key) - 1] if head else ""
 

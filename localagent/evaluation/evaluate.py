@@ -32,7 +32,7 @@ from ..errors import ConfigError, ConstraintError
 from ..formats import CALL_OPEN, ParsedCall, parse, render_call
 from ..constraint.grammar import Engine, ToolChoice, build_constraint
 from ..loop import AgentConfig
-from ..messages import Message, ToolCall, canonical
+from ..messages import Message, ToolCall, canonical, last_user_text
 
 Mode = Literal["constrained", "free"]
 MAX_EXPECTED_CALLS = 6  # matching tries every order of the calls
@@ -695,7 +695,7 @@ def generate_options(case: Case, config: AgentConfig) -> GenerateOptions:
     choice = ToolChoice.parse(config.tool_choice)
     c = build_constraint(case.tools, choice, engine=config.engine, parallel=config.parallel_calls, reason=config.reason)
     history = case.history()
-    request = next((m.content for m in reversed(history) if m.role == "user"), "")
+    request = last_user_text(history)
     plan = policy.call_plan(request, history, case.tools)
     return decoding_options(config, c, threshold=first_token_threshold(config, choice), choice=choice, plan=plan)
 
@@ -709,7 +709,7 @@ def answer_on_repeat(case: Case, gen: Generation, backend: Backend, config: Agen
     answered = policy.answered(history)
     if not (config.repeat_guard and config.constrained and calls and all(canonical(c.name, c.arguments) in answered for c in calls)):
         return gen
-    request = next((m.content for m in reversed(history) if m.role == "user"), "")
+    request = last_user_text(history)
     msgs = [m for m in history[:1] if m.role == "system"] + [Message("user", policy.answer_prompt(request, history))]
     shown = [] if config.evidence_without_tools else case.tools
     none = ToolChoice("none")

@@ -24,7 +24,7 @@ from ..formats import CALL_OPEN, parse
 from ..constraint.grammar import Constraint, ToolChoice, build_constraint
 from .. import policy
 from ..loop import AgentConfig
-from ..messages import Message, ToolCall, from_openai_messages
+from ..messages import Message, ToolCall, from_openai_messages, last_user_text
 from ..tools.schema import definition_of
 
 __all__ = [
@@ -146,7 +146,7 @@ def constraint_for(req: ChatRequest) -> Constraint | None:
 def options_for(req: ChatRequest, constraint: Constraint | None, on_text: Callable[[str], None] | None) -> GenerateOptions:
     """The decoding options of the request, as the agent loop sets them."""
     threshold = first_token_threshold(req.config, req.choice) if constraint is not None else None
-    request = next((m.content for m in reversed(req.messages) if m.role == "user"), "")
+    request = last_user_text(req.messages)
     plan = policy.call_plan(request, req.messages, req.tools)
     return decoding_options(req.config, constraint, threshold=threshold, choice=req.choice, on_text=on_text, plan=plan)
 
