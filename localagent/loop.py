@@ -51,7 +51,9 @@ class AgentConfig:
     engine: Engine = "gbnf"  # or "llguidance"; see the README for the measured choice
     jump_forward: bool = True  # insert the tokens the constraint fixes without sampling
     tool_choice: str = "auto"
-    parallel_calls: bool = False  # measured: the 0.5B model repeats itself when allowed several
+    # Several calls a turn, each next one only while a part of the request is unnamed: the task
+    # suite's dev split was 148/152 with it and with one call (evals/README.md).
+    parallel_calls: bool = True
     # With parallel calls, after each call: go on to another while fewer calls than the request
     # implies (policy.calls_implied) were made and the model's probability of another is at
     # least the first, or past that count when it is at least the second. None: greedy. That

@@ -189,8 +189,8 @@ TOOLS = [{"type": "function", "function": {"name": "read_file", "description": "
 MSGS = [Message("system", "Be brief."), Message("user", "What does notes.txt say?")]
 
 
-def _agent(backend: ServerBackend, root: Path) -> Agent:
-    return Agent(backend, workspace_tools(Workspace(root)), root=root, config=AgentConfig())
+def _agent(backend: ServerBackend, root: Path, config: AgentConfig | None = None) -> Agent:
+    return Agent(backend, workspace_tools(Workspace(root)), root=root, config=config or AgentConfig())
 
 
 # -- requests and replies ---------------------------------------------------------------
@@ -411,8 +411,7 @@ def test_with_parallel_calls_off_only_the_first_server_call_runs(stub: Stub, wor
 
     stub.owner = "openai"
     stub.enqueue(sse(call(0, "notes.txt"), call(1, "missing.txt"), finish="tool_calls"), sse("PURPLE-42"))
-    agent = _agent(stub.backend(), workspace)
-    assert not agent.config.parallel_calls
+    agent = _agent(stub.backend(), workspace, AgentConfig(parallel_calls=False))
     r = agent.run("What is the launch code?")
     assert r.stop_reason is StopReason.ANSWERED
     first = r.records[0]
