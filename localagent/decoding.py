@@ -29,8 +29,9 @@ def decoding_options(
     is the first-token call-or-prose threshold, ``choice`` what the constraint enforces,
     ``plan`` what the request implies for a turn of several calls (policy.call_plan)."""
     jump = constraint is not None and config.jump_forward
+    parallel = several_calls(config)
     more = None
-    if constraint is not None and config.parallel_calls and config.more_calls is not None:
+    if constraint is not None and parallel and config.more_calls is not None:
         parts = plan.parts if config.parts_named else ()
         tools = plan.tools if config.part_tools else ()
         more = MoreCalls(plan.implied, *config.more_calls, parts=parts, tools=tools)
@@ -49,10 +50,16 @@ def decoding_options(
         call_threshold=threshold,
         call_heads=constraint.heads if constraint and jump else (),
         call_keys=dict(constraint.keys) if constraint and jump else None,
-        parallel=config.parallel_calls,
+        parallel=parallel,
         more_calls=more,
         tool_choice=(choice.name or choice.mode) if choice else "auto",
     )
+
+
+def several_calls(config: AgentConfig) -> bool:
+    """Whether a turn may hold several calls; None is the in-process default (an Agent
+    resolves it for its backend: one through a server)."""
+    return config.parallel_calls is not False
 
 
 def first_token_threshold(config: AgentConfig, choice: ToolChoice) -> float | None:

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import os
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Literal, Sequence
 
 from .backends.base import Backend, Generation
-from .decoding import decoding_options, first_token_threshold
+from .decoding import decoding_options, first_token_threshold, several_calls
 from .dispatch import Dispatcher
 from .errors import ConfigError, ConstraintError, ErrorKind, ToolErrorInfo
 from .formats import CALL_CLOSE, CALL_OPEN, parse
@@ -52,8 +52,10 @@ class AgentConfig:
     jump_forward: bool = True  # insert the tokens the constraint fixes without sampling
     tool_choice: str = "auto"
     # Several calls a turn, each next one only while a part of the request is unnamed: the task
-    # suite's dev split was 148/152 with it and with one call (evals/README.md).
-    parallel_calls: bool = True
+    # suite's dev split was 148/152 with it and with one call (evals/README.md). None: several
+    # where the backend takes that decision after each call (in-process), one through a server,
+    # which samples the whole turn (the 0.5B and 135M models repeat a call there).
+    parallel_calls: bool | None = None
     # With parallel calls, after each call: go on to another while fewer calls than the request
     # implies (policy.calls_implied) were made and the model's probability of another is at
     # least the first, or past that count when it is at least the second. None: greedy. That
@@ -129,6 +131,11 @@ class AgentConfig:
     # 92/96 vs 93/96), but a question whose read file asks for more (an injection test,
     # a repeat after a corrected path) is cut short; not yet measured apart.
     answer_once_read: bool = False
+    # A which-file question is answered once a search found the word (policy.found_by_search);
+    # any other question reads one of the few files a search found before it answers
+    # (policy.hits_to_read).
+    answer_after_find: bool = True
+    read_search_hits: bool = True
 
 
 @dataclass
@@ -231,6 +238,8 @@ class Agent:
         self.backend = backend
         self.tools = tools if isinstance(tools, ToolSet) else ToolSet(tools)
         self.config = config or AgentConfig()
+        if self.config.parallel_calls is None:
+            self.config = replace(self.config, parallel_calls=backend.decides_each_call)
         self.workspace = root if isinstance(root, Workspace) or root is None else Workspace(root)
         self.ctx = ToolContext(workspace=self.workspace, state={})
         self.approver = approver
@@ -332,7 +341,7 @@ class Agent:
             schemas,
             choice,
             engine=self.config.engine,
-            parallel=self.config.parallel_calls,
+            parallel=several_calls(self.config),
             reason=self.config.reason,
         )
 
@@ -458,7 +467,7 @@ class Agent:
         if s.stop:
             return
         t0 = time.monotonic()
-        if self._change_done(s) or self._calculated(s) or self._read_enough(s):
+        if self._change_done(s) or self._calculated(s) or self._read_enough(s) or self._found(s):
             self._answer_now(s, t0)
             return
         turn = self._turn_choice(s)
@@ -744,6 +753,10 @@ class Agent:
             return False
         return policy.answers_once_read(s.task, self.workspace, s.whole, self.tools.names())
 
+    def _found(self, s: "RunState") -> bool:
+        cfg = self.config
+        return cfg.answer_after_find and cfg.constrained and self._choice.mode == "auto" and policy.found_by_search(s.task, s.msgs)
+
     def _calculates(self, s: "RunState") -> bool:
         """Whether the step must call calculate: the question asks for something worked out
         and no calculation succeeded yet (two tries)."""
@@ -767,6 +780,7 @@ class Agent:
         if gen is None:
             return
         content = policy.with_calculation(parse(gen.text).content.strip(), policy.evidence(s.msgs))
+        content = policy.with_found_files(content, s.task, s.msgs)
         s.msgs.append(Message("assistant", content, raw=gen.text))
         s.answer, s.stop = content, Stop(StopReason.ANSWERED, "the model answered once the work was done")
         self._record(s.writer, s.records, s.step, gen, [], [], [], t0)
@@ -808,7 +822,8 @@ class Agent:
             return []
         if s.step >= cfg.limits.max_steps // 2:
             return []
-        return policy.unread_named(s.task, self.workspace, s.read)
+        named = policy.unread_named(s.task, self.workspace, s.read)
+        return named or (policy.hits_to_read(s.task, s.msgs, s.read) if cfg.read_search_hits else [])
 
     def _made_up(self, s: "RunState", content: str) -> bool:
         """A first answer to a question with numbers that no result or the task holds."""

@@ -35,7 +35,7 @@ _CHANGE = re.compile(
 # A question about the folder itself, with no path named: look before answering.
 _ABOUT_WORKSPACE = re.compile(
     r"\b(this|the|our|my)\s+(project|folder|repo|repository|directory|workspace|codebase|package|service|app)\b"
-    r"|\bin here\b|\bhere\b\s*\?",
+    r"|\bin here\b|\bhere\b\s*\?|\b(the|this|our|my)\s+\w+\s+here\b",
     re.IGNORECASE,
 )
 
@@ -290,6 +290,42 @@ def search_again(history: list[Message]) -> set[str] | None:
     if len(results) != 1 or not all(c is not None and c.name == "search" and r.startswith("no matches for") for c, r in results):
         return None
     return {str(c.arguments.get("pattern", "")).lower() for c, _ in results if c is not None}
+
+
+_HIT = re.compile(r"^(.+?):\d+: ", re.MULTILINE)
+
+
+def search_hits(history: list[Message]) -> list[str]:
+    """The files the history's searches found ("path:line: text"), in order, each once."""
+    ids = {c.id for m in history if m.role == "assistant" for c in m.tool_calls if c.name == "search"}
+    found = (h for m in history if m.role == "tool" and m.tool_call_id in ids and not m.content.startswith("error (") for h in _HIT.findall(m.content))
+    return list(dict.fromkeys(found))
+
+
+def found_by_search(task: str, history: list[Message]) -> bool:
+    """Whether a which-file question has its answer: a search found the word. Left to go on,
+    the 0.5B model read one line past the found file's end three times, to the no-progress stop."""
+    return asks_which_file(task) and bool(search_hits(history))
+
+
+def with_found_files(answer: str, task: str, history: list[Message]) -> str:
+    """A which-file answer that names none of the files the search found, with them added:
+    shown "data/juniper.txt:2: The volcano ...", the 0.5B model wrote "The document in data
+    talks about volcano." """
+    hits = search_hits(history) if asks_which_file(task) else []
+    if not hits or any(h in answer or posixpath.basename(h) in answer for h in hits):
+        return answer
+    return f"{answer} (found in {', '.join(hits)})" if answer else ", ".join(hits)
+
+
+def hits_to_read(task: str, history: list[Message], read: Collection[str], most: int = 3) -> list[str]:
+    """The files a search found for a question that asks what they hold (not which file it
+    is), while none of them is read and they are few: the next call reads one. Shown
+    "settings.ini:1: [server]", the 0.5B model answered "port 8080" without reading line 2."""
+    if not asks_only(task) or asks_which_file(task):
+        return []
+    hits = search_hits(history)
+    return hits if 0 < len(hits) <= most and not any(h in read for h in hits) else []
 
 
 def computes(task: str) -> bool:

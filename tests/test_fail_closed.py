@@ -23,7 +23,6 @@ from localagent.backends.base import Generation
 from localagent.backends.fake import FakeBackend, call_text
 from localagent.constraint.llama_grammar import FailClosed, GrammarMatcher
 from localagent.constraint.grammar import ToolChoice, build_constraint
-from localagent.loop import AgentConfig
 from localagent.stops import EXIT_CODES, Limits, StopReason
 from localagent.tools import tool
 from runs import Trace, fake_run
@@ -253,7 +252,7 @@ def test_a_backend_that_reports_a_constraint_failure_runs_nothing(tmp_path: Path
 def test_tool_choice_is_the_grammar_the_backend_gets(tmp_path: Path, choice: str) -> None:
     reply = "fine" if choice == "none" else call_text("lookup", key="k")
     result, _, fake = run(tmp_path, [reply, "done"], tool_choice=choice, live_grammar=False, limits=Limits(max_steps=2))
-    expected = build_constraint([add.openai_schema(), lookup.openai_schema()], ToolChoice.parse(choice), parallel=AgentConfig().parallel_calls)
+    expected = build_constraint([add.openai_schema(), lookup.openai_schema()], ToolChoice.parse(choice), parallel=True)  # the fake decides after each call, as llama does
     assert fake.options[0].grammar == expected.text
     assert fake.options[0].tool_choice == choice
     # A choice is made by the grammar alone: the prompt is the same whatever it is.

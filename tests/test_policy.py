@@ -401,12 +401,53 @@ def test_task_words_and_when_the_first_call_searches(ws: Workspace) -> None:
 
 def test_a_question_about_the_folder_starts_with_a_search_for_its_words(ws: Workspace) -> None:
     task = "Which port does this project listen on?"
-    agent, fake = _agent(ws, [call_text("search", pattern="port"), "It listens on port 8080."])
+    replies = [call_text("search", pattern="port"), call_text("read_file", path="config.cfg"), "It listens on port 8080."]
+    agent, fake = _agent(ws, replies)
     r = agent.run(task)
-    assert [c.name for rec in r.records for c in rec.calls] == ["search"]
+    assert [c.name for rec in r.records for c in rec.calls] == ["search", "read_file"]
     grammar = fake.options[0].grammar or ""
     assert '\\"port\\"' in grammar and '\\"listen\\"' in grammar and "read_file" not in grammar
+    # The file the search found is read before the answer: its one line may not hold the value.
+    assert fake.options[1].tool_choice == "read_file" and '\\"config.cfg\\"' in (fake.options[1].grammar or "")
     assert "8080" in r.answer
+
+
+def _searched(pattern: str, result: str) -> list[Message]:
+    call = ToolCall("c1", "search", {"pattern": pattern})
+    return [Message("user", "q"), Message("assistant", "", tool_calls=[call]), Message("tool", result, tool_call_id="c1")]
+
+
+def test_the_files_a_search_found() -> None:
+    found = _searched("port", "a.toml:1: [server]\nsub/b.ini:4: port = 80\na.toml:2: port = 9\n[3 matches in 2 files]")
+    assert policy.search_hits(found) == ["a.toml", "sub/b.ini"]
+    assert policy.search_hits(_searched("port", "no matches for 'port' in '.' (4 text files searched)")) == []
+    assert policy.search_hits(_searched("port", "error (invalid_argument): bad: x:1: y")) == []
+    ask = "What port does the server here use?"
+    assert policy.hits_to_read(ask, found, set()) == ["a.toml", "sub/b.ini"]
+    assert policy.hits_to_read(ask, found, {"sub/b.ini"}) == []  # one of them is read
+    assert policy.hits_to_read("Which file in docs mentions the port?", found, set()) == []  # the hit is the answer
+    assert policy.hits_to_read("Set the port in the config to 90.", found, set()) == []  # not a question
+    many = _searched("port", "\n".join(f"f{i}.txt:1: port" for i in range(4)))
+    assert policy.hits_to_read(ask, many, set()) == []  # too many to pick one
+
+
+def test_a_which_file_question_is_answered_once_a_search_found_the_word(ws: Workspace) -> None:
+    (ws.root / "docs" / "trip.md").write_text("The zeppelin lands at noon.\n")
+    task = "Tell me which file of docs contains zeppelin."
+    agent, fake = _agent(ws, [call_text("search", pattern="zeppelin"), "It is docs/trip.md."])
+    r = agent.run(task)
+    assert r.stop_reason is StopReason.ANSWERED and r.answer == "It is docs/trip.md."
+    assert [c.name for rec in r.records for c in rec.calls] == ["search"]
+    assert fake.tools_seen[-1] == [] and "docs/trip.md:1: The zeppelin" in fake.requests[-1][-1].content  # from the evidence
+    found = _searched("zeppelin", "docs/trip.md:1: The zeppelin lands at noon.")
+    assert policy.with_found_files("The file in docs talks about zeppelin.", task, found).endswith("(found in docs/trip.md)")
+    assert policy.with_found_files("It is trip.md.", task, found) == "It is trip.md."  # named already
+    assert not policy.found_by_search(task, _searched("zeppelin", "no matches for 'zeppelin' in 'docs' (1 text file searched)"))
+
+
+def test_a_question_about_the_thing_here_looks_first(ws: Workspace) -> None:
+    assert policy.must_look("What port does the server here use?", ws)
+    assert not policy.must_look("What is 3 plus 4?", ws)
 
 
 def test_a_change_task_ends_once_its_change_is_made(ws: Workspace) -> None:

@@ -403,7 +403,7 @@ def test_openai_tool_calls_go_through_the_same_parser(stub: Stub, workspace: Pat
     assert sent[-1] == {"role": "tool", "tool_call_id": "call_2_0", "content": second.results[0].content}
 
 
-def test_with_parallel_calls_off_only_the_first_server_call_runs(stub: Stub, workspace: Path) -> None:
+def test_by_default_only_the_first_server_call_runs(stub: Stub, workspace: Path) -> None:
     def call(index: int, path: str) -> dict[str, Any]:
         tc = {"index": index, "id": f"x{index}", "type": "function",
               "function": {"name": "read_file", "arguments": json.dumps({"path": path})}}
@@ -411,7 +411,8 @@ def test_with_parallel_calls_off_only_the_first_server_call_runs(stub: Stub, wor
 
     stub.owner = "openai"
     stub.enqueue(sse(call(0, "notes.txt"), call(1, "missing.txt"), finish="tool_calls"), sse("PURPLE-42"))
-    agent = _agent(stub.backend(), workspace, AgentConfig(parallel_calls=False))
+    agent = _agent(stub.backend(), workspace)
+    assert agent.config.parallel_calls is False  # the default through a server: it samples the whole turn
     r = agent.run("What is the launch code?")
     assert r.stop_reason is StopReason.ANSWERED
     first = r.records[0]

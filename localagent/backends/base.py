@@ -132,6 +132,9 @@ class Backend(Protocol):
     # True when prompt_tokens_evaluated counts a real KV-cache reuse: the loop then checks
     # that each step reuses the last prompt (and notes kv_reuse_lost when it does not).
     reuses_kv_cache: bool
+    # True when generate takes the decision after each call of a turn itself (MoreCalls); a
+    # server samples the whole turn, so AgentConfig.parallel_calls=None means one call there.
+    decides_each_call: bool
 
     def count_tokens(self, text: str) -> int:
         """Tokens in ``text`` under this model's tokenizer."""

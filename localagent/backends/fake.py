@@ -33,6 +33,7 @@ class FakeBackend:
     context_size: int = 8192
     native_tools: bool = True
     reuses_kv_cache: bool = False  # its cache is simulated; a test sets True to check the loop's reuse check
+    decides_each_call: bool = True  # its turns are scripted, several calls included
     requests: list[list[Message]] = field(default_factory=list)  # a snapshot per call
     options: list[GenerateOptions] = field(default_factory=list)  # what each call was asked under (the grammar, ...)
     tools_seen: list[list[dict[str, Any]]] = field(default_factory=list)  # the tool list each prompt showed

@@ -133,6 +133,7 @@ class LlamaBackend:
     """A loaded GGUF model with its chat template and a warm KV cache."""
 
     reuses_kv_cache = True  # prompt_tokens_evaluated counts only what the cache did not hold
+    decides_each_call = True  # the decoder (MoreCalls)
 
     def __init__(
         self,

@@ -156,6 +156,7 @@ class ServerBackend:
     context_size: int
     # Not every server says what it evaluated (then the whole prompt counts): no reuse check.
     reuses_kv_cache = False
+    decides_each_call = False  # the server samples the whole turn
 
     def __init__(
         self,

@@ -66,7 +66,7 @@ def eval_tasks(
     with bar:
         runs = run_tasks(backend, tasks, default_config(limits=Limits(max_steps=max_steps), engine=ENGINES[engine], **_parallel(parallel)), on_done=done)
     meta = {"model": backend.name, "split": split if suite is None else str(suite), "max_steps": max_steps, "engine": engine}
-    out = report(runs, meta | {"parallel_calls": AgentConfig.parallel_calls if parallel is None else parallel})
+    out = report(runs, meta | {"parallel_calls": backend.decides_each_call if parallel is None else parallel})
     typer.echo(json.dumps(out, ensure_ascii=False) if as_json else format_summary(out["summary"]))
 
 

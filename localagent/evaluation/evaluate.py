@@ -27,7 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from ..backends.base import Backend, Generation, GenerateOptions
 from .. import policy
-from ..decoding import decoding_options, first_token_threshold
+from ..decoding import decoding_options, first_token_threshold, several_calls
 from ..errors import ConfigError, ConstraintError
 from ..formats import CALL_OPEN, ParsedCall, parse, render_call
 from ..constraint.grammar import Engine, ToolChoice, build_constraint
@@ -693,7 +693,7 @@ def generate_options(case: Case, config: AgentConfig) -> GenerateOptions:
     # The same grammar for every case (up to eight calls, or one): allowing
     # several only where several are expected would tell the model the answer.
     choice = ToolChoice.parse(config.tool_choice)
-    c = build_constraint(case.tools, choice, engine=config.engine, parallel=config.parallel_calls, reason=config.reason)
+    c = build_constraint(case.tools, choice, engine=config.engine, parallel=several_calls(config), reason=config.reason)
     history = case.history()
     request = last_user_text(history)
     plan = policy.call_plan(request, history, case.tools)

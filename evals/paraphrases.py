@@ -1,0 +1,64 @@
+"""More dev tasks in new wordings, for the kinds where the suite's test split fell short:
+the suite's own dev wordings are few, so a rule can fit them and miss the next phrasing.
+These are dev tasks (for choosing); the test split's wordings are not among them.
+
+    python evals/paraphrases.py evals/results/tasks-devp.jsonl [--per-kind 12] [--seed 4821]
+    localagent eval-tasks evals/results/tasks-devp.jsonl --json
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+from pathlib import Path
+
+from localagent.evaluation.tasks import generate as g
+from localagent.evaluation.tasks.suite import save_tasks
+
+PARAPHRASES: dict[str, list] = {
+    "code": [
+        ["Which function names appear in {path}?", "Give me the names of the functions in {path}.",
+         "{path}: what functions does it have?", "Show me the functions that {path} declares.",
+         "What are all the functions written in {path}?", "Enumerate the functions of {path}."],
+        ["Which string does {fn} in {path} return?", "If I call {fn} from {path}, what do I get back?",
+         "What is returned by {fn} in {path}?", "Look at {fn} in {path}: what does it return?",
+         "{fn} is defined in {path}. What is its result?", "What does calling {fn} (see {path}) produce?"],
+    ],
+    "search_many": [
+        "Which file under {folder}/ contains '{word}'?", "Search {folder} for {word} and tell me which file it is in.",
+        "Somewhere in {folder} the word {word} appears. In which file?", "What is the name of the file in {folder} that mentions {word}?",
+        "Tell me which file of {folder} contains {word}.", "Look through {folder} and find the file that says {word}.",
+        "The word {word} is in one file of {folder}. Which file?", "Which document in {folder} talks about {word}?",
+    ],
+    "declared": [
+        ["What version is this project?", "Which version is declared in this folder?", "What's the project's version number?",
+         "Tell me what version the project here is."],
+        ["What port does the server here use?", "Find the port this project's service listens on.",
+         "Which port number is the app here set to?", "Tell me the server port configured in this project."],
+    ],
+    "edit_setting": ["Please set the {key} in {path} to {value}.", "Make {key} equal {value} in {path}.",
+                     "Edit {path}: the {key} should now be {value}.", "Change {path} so its {key} reads {value}."],
+}
+PARAPHRASES["edit_misspelt"] = PARAPHRASES["edit_setting"]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("out", type=Path)
+    ap.add_argument("--per-kind", type=int, default=12)
+    ap.add_argument("--seed", type=int, default=4821)
+    args = ap.parse_args()
+    rng = random.Random(args.seed)
+    tasks = []
+    for kind, wordings in PARAPHRASES.items():
+        g.WORDINGS[kind]["dev"] = wordings
+        for i in range(args.per_kind):
+            t = g.BUILDERS[kind](rng, "dev")
+            t.id = f"devp-{kind}-{i:02d}"
+            tasks.append(t)
+    save_tasks(tasks, args.out)
+    print(f"{len(tasks)} tasks -> {args.out}")
+
+
+if __name__ == "__main__":
+    main()
