@@ -29,7 +29,7 @@ def decoding_options(
     is the first-token call-or-prose threshold, ``choice`` what the constraint enforces,
     ``plan`` what the request implies for a turn of several calls (policy.call_plan)."""
     jump = constraint is not None and config.jump_forward
-    parallel = several_calls(config)
+    parallel = several_calls(config) and (constraint is None or constraint.parallel)
     more = None
     if constraint is not None and parallel and config.more_calls is not None:
         parts = plan.parts if config.parts_named else ()

@@ -341,7 +341,9 @@ class Agent:
             schemas,
             choice,
             engine=self.config.engine,
-            parallel=several_calls(self.config),
+            # A change is one call a turn: the 0.5B model made a right edit, then appended the
+            # same line in the same turn (the end of the turn is where a change is checked).
+            parallel=several_calls(self.config) and not policy.wants_change(task),
             reason=self.config.reason,
         )
 

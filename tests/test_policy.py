@@ -770,3 +770,12 @@ def test_a_value_holding_the_whole_part_names_it() -> None:
     assert policy.parts_left(parts, [{"path": "motd.txt", "content": "Hello"}]) == 1
     # ... as a whole: "it" is not named by "edit".
     assert policy.parts_left(["it"], [{"mode": "edit"}]) == 1
+
+
+def test_a_change_task_is_one_call_a_turn_and_a_question_may_hold_several(ws: Workspace) -> None:
+    agent, fake = _agent(ws, [call_text("edit_file", path="config.cfg", old="port = 8080", new="port = 9090"), "Done."])
+    agent.run("In config.cfg, make the port 9090.")
+    assert fake.options[0].parallel is False and fake.options[0].more_calls is None
+    agent, fake = _agent(ws, [call_text("read_file", path="notes.txt"), "4821"])
+    agent.run("What is the launch code in notes.txt?")
+    assert fake.options[0].parallel is True and fake.options[0].more_calls is not None

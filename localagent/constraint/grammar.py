@@ -47,6 +47,7 @@ class Constraint:
     text: str
     heads: tuple[str, ...] = ()
     keys: tuple[tuple[str, tuple[str, ...]], ...] = ()  # per tool, its argument keys in grammar order
+    parallel: bool = True  # a turn may hold several calls
 
 
 def build_constraint(
@@ -65,7 +66,7 @@ def build_constraint(
     text = build(tools, choice, parallel=parallel, reason=reason)
     calls = tools and choice.mode != "none"
     heads = call_heads(tools, choice) if calls else ()
-    return Constraint(engine, text, heads, argument_keys(tools) if calls else ())
+    return Constraint(engine, text, heads, argument_keys(tools) if calls else (), parallel)
 
 
 def argument_keys(tools: list[dict[str, Any]]) -> tuple[tuple[str, tuple[str, ...]], ...]:
