@@ -341,11 +341,14 @@ class Agent:
             schemas,
             choice,
             engine=self.config.engine,
-            # A change is one call a turn: the 0.5B model made a right edit, then appended the
-            # same line in the same turn (the end of the turn is where a change is checked).
-            parallel=several_calls(self.config) and not policy.wants_change(task),
+            parallel=self._several(task),
             reason=self.config.reason,
         )
+
+    def _several(self, task: str) -> bool:
+        """Whether a turn may hold several calls. A change is one a turn: the 0.5B model made a
+        right edit, then appended the same line in the same turn (a change is checked after it)."""
+        return several_calls(self.config) and not policy.wants_change(task)
 
     def _narrow_write(self, t: Tool, schema: dict[str, Any], targets: list[str], read: set[str], task: str) -> dict[str, Any] | None:
         """A write tool's schema with its path one of ``targets`` (None: the tool can take

@@ -21,6 +21,7 @@ from pydantic import ValidationError
 from rapidfuzz import fuzz, process
 
 from .errors import ConfigError, ErrorKind, ToolErrorInfo
+from .formats import RESULT_CLOSE, RESULT_OPEN
 from .tools import Tool, ToolContext
 from .tools.workspace import Kind, Workspace, WorkspaceError, is_text, unreadable
 
@@ -168,6 +169,13 @@ def validate_arguments(tool: Tool, arguments: Any, ctx: ToolContext) -> dict[str
             kind=ErrorKind.INVALID_ARGUMENT,
             message=f"arguments must be a JSON object, got {_json_type(arguments)}",
         )
+    if (framed := _framed(arguments)) is not None:
+        name, tag = framed
+        return ToolErrorInfo(
+            kind=ErrorKind.INVALID_ARGUMENT,
+            message=f"{name} holds {tag}, the framing of a tool result: give only the text itself",
+            argument=name,
+        )
     try:
         model = tool.args_model.model_validate(arguments)
     except ValidationError as e:
@@ -183,6 +191,24 @@ def validate_arguments(tool: Tool, arguments: Any, ctx: ToolContext) -> dict[str
                     err.argument = err.argument or name
                     return err
     return values
+
+
+# A call's own tags may be text a call writes (the fuzz tests send them); a result's framing
+# is only ever copied from the prompt.
+_FRAMING = (RESULT_OPEN, RESULT_CLOSE)
+
+
+def _framed(value: Any, name: str = "") -> tuple[str, str] | None:
+    """(argument, tag) of the first string argument holding the envelope of a result: the 1.5B model wrote a settings file as "<tool_response>\nname = ..." (a result
+    copied whole), which no file or argument means."""
+    if isinstance(value, str):
+        tag = next((t for t in _FRAMING if t in value), None)
+        return (name or "an argument", tag) if tag else None
+    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+    for key, v in items:
+        if (found := _framed(v, name or str(key))) is not None:
+            return found
+    return None
 
 
 def _from_pydantic(tool: Tool, exc: ValidationError) -> ToolErrorInfo:

@@ -231,3 +231,15 @@ def test_live_parameters_narrow_paths_to_what_exists(tmp_path: Path) -> None:
     for i in range(201):
         (tmp_path / f"f{i}.txt").write_text("x\n")
     assert enum("read_file") is None and enum("search") is None
+
+
+def test_an_argument_holding_a_result_envelope_is_refused(tmp_path: Path) -> None:
+    # The 1.5B model wrote a settings file as the read's result, framing included.
+    from localagent.tools.builtin import workspace_tools
+    from localagent.tools.workspace import Workspace
+
+    write = next(t for t in workspace_tools(Workspace(tmp_path)) if t.name == "write_file")
+    err = validate_arguments(write, {"path": "a.toml", "content": "<tool_response>\nport = 1\n"}, ToolContext(workspace=Workspace(tmp_path), state={}))
+    assert isinstance(err, ToolErrorInfo) and err.argument == "content" and "<tool_response>" in err.render()
+    ok = validate_arguments(write, {"path": "a.toml", "content": "port = 1\n"}, ToolContext(workspace=Workspace(tmp_path), state={}))
+    assert not isinstance(ok, ToolErrorInfo)
