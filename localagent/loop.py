@@ -54,7 +54,7 @@ class AgentConfig:
     # Several calls a turn, each next one only while a part of the request is unnamed: the task
     # suite's dev split was 148/152 with it and with one call (evals/README.md). None: several
     # where the backend takes that decision after each call (in-process), one through a server,
-    # which samples the whole turn (the 0.5B and 135M models repeat a call there).
+    # which samples the whole turn (the 135M model read one file four times there).
     parallel_calls: bool | None = None
     # With parallel calls, after each call: go on to another while fewer calls than the request
     # implies (policy.calls_implied) were made and the model's probability of another is at
@@ -773,8 +773,7 @@ class Agent:
 
     def _calculated(self, s: "RunState") -> bool:
         """A calculation the question asked for succeeded: the answer is due."""
-        ids = {c.id for m in s.msgs if m.role == "assistant" for c in m.tool_calls if c.name == "calculate"}
-        ok = any(m.role == "tool" and m.tool_call_id in ids and not m.content.startswith("error (") for m in s.msgs)
+        ok = any(c.name == "calculate" and not r.startswith("error (") for c, r in policy.call_results(s.msgs))
         return ok and self.config.calculate_when_asked and policy.computes(s.task)
 
     def _answer_now(self, s: "RunState", t0: float) -> None:

@@ -297,8 +297,7 @@ _HIT = re.compile(r"^(.+?):\d+: ", re.MULTILINE)
 
 def search_hits(history: list[Message]) -> list[str]:
     """The files the history's searches found ("path:line: text"), in order, each once."""
-    ids = {c.id for m in history if m.role == "assistant" for c in m.tool_calls if c.name == "search"}
-    found = (h for m in history if m.role == "tool" and m.tool_call_id in ids and not m.content.startswith("error (") for h in _HIT.findall(m.content))
+    found = (h for c, r in call_results(history) if c.name == "search" and not r.startswith("error (") for h in _HIT.findall(r))
     return list(dict.fromkeys(found))
 
 
@@ -703,26 +702,28 @@ def unsupported(answer: str, task: str, history: list[Message]) -> list[str]:
     return [n for n in _NUMBER.findall(answer) if n not in seen]
 
 
+def call_results(history: list[Message]) -> list[tuple[ToolCall, str]]:
+    """Each result of ``history`` with the call it answers, in order (a result whose call is
+    not there left out)."""
+    calls = {c.id: c for m in history if m.role == "assistant" for c in m.tool_calls}
+    return [(calls[m.tool_call_id], m.content) for m in history if m.role == "tool" and m.tool_call_id in calls]
+
+
 def answered(history: list[Message]) -> set[str]:
     """The calls of ``history`` (canonical) whose results it holds, errors aside."""
-    calls = {c.id: c for m in history if m.role == "assistant" for c in m.tool_calls}
-    return {calls[m.tool_call_id].canonical() for m in history if m.role == "tool" and m.tool_call_id in calls and not m.content.startswith("error (")}
+    return {c.canonical() for c, r in call_results(history) if not r.startswith("error (")}
 
 
 def evidence(history: list[Message]) -> list[Evidence]:
     """Every successful call of the history with its result, each distinct result once, and
     the calls that failed with nothing to correct (a file that is not there is a finding)."""
-    calls = {c.id: c for m in history if m.role == "assistant" for c in m.tool_calls}
     out: list[Evidence] = []
     seen: set[str] = set()
-    for m in history:
-        if m.role != "tool" or m.tool_call_id not in calls or "to retry:" in m.content:
+    for c, r in call_results(history):
+        if "to retry:" in r or r in seen:
             continue
-        if m.content in seen:
-            continue
-        seen.add(m.content)
-        c = calls[m.tool_call_id]
-        out.append(Evidence(c, ToolResult(c.id, c.name, m.content)))
+        seen.add(r)
+        out.append(Evidence(c, ToolResult(c.id, c.name, r)))
     return out
 
 

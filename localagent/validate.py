@@ -199,8 +199,9 @@ _FRAMING = (RESULT_OPEN, RESULT_CLOSE)
 
 
 def _framed(value: Any, name: str = "") -> tuple[str, str] | None:
-    """(argument, tag) of the first string argument holding the envelope of a result: the 1.5B model wrote a settings file as "<tool_response>\nname = ..." (a result
-    copied whole), which no file or argument means."""
+    """(argument, tag) of the first string argument holding the envelope of a result: the
+    1.5B model wrote a settings file as "<tool_response>\nname = ..." (a result copied
+    whole), which no file or argument means."""
     if isinstance(value, str):
         tag = next((t for t in _FRAMING if t in value), None)
         return (name or "an argument", tag) if tag else None
