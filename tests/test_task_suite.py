@@ -10,15 +10,17 @@ import pytest
 from localagent.evaluation.tasks.check import check
 from localagent.evaluation.tasks.generate import generate
 
-DEV, TEST = generate("dev"), generate("test")
+DEV, TEST, TEST2 = generate("dev"), generate("test"), generate("test2")
 
 
 def test_the_suite_is_large_varied_and_split() -> None:
     kinds = {t.kind for t in TEST}
     assert len(TEST) >= 200 and len(kinds) >= 12 and {t.kind for t in DEV} == kinds
     assert len({t.id for t in DEV + TEST}) == len(DEV) + len(TEST)
-    # Different wordings: no prompt of one split is a prompt of the other.
-    assert not {t.prompt for t in DEV} & {t.prompt for t in TEST}
+    # Different wordings: no prompt of one split is a prompt of another.
+    prompts = [{t.prompt for t in split} for split in (DEV, TEST, TEST2)]
+    assert not prompts[0] & prompts[1] and not prompts[0] & prompts[2] and not prompts[1] & prompts[2]
+    assert {t.kind for t in TEST2} == kinds and len(TEST2) == len(TEST)
     for kind in kinds:  # varied content within a kind
         assert len({repr(sorted(t.files.items())) for t in TEST if t.kind == kind}) >= 10, kind
 

@@ -17,7 +17,7 @@ from .options import API_KEY, BASE_URL, SERVER_DIALECT, SERVER_TIMEOUT
 
 def eval_tasks(
     suite: Annotated[Optional[Path], typer.Argument(metavar="[SUITE.jsonl]", help="A task file; default: the generated suite of --split.")] = None,
-    split: Annotated[str, typer.Option("--split", help="dev (for choosing anything) or test (for reporting only).")] = "dev",
+    split: Annotated[str, typer.Option("--split", help="dev (for choosing anything), or test / test2 (for reporting only; test2 is held out from every choice so far).")] = "dev",
     model: Annotated[Optional[str], typer.Option("--model", help="A model id (see `models list`) or a .gguf path.")] = None,
     kind: Annotated[Optional[list[str]], typer.Option("--kind", help="Only tasks of this kind (repeatable).")] = None,
     per_kind: Annotated[Optional[int], typer.Option("--per-kind", min=1, help="The first N tasks of each kind (a stratified sample).")] = None,
@@ -37,14 +37,14 @@ def eval_tasks(
     from ..loop import AgentConfig
     from ..backends import load_llama, load_server
     from ..stops import Limits
-    from ..evaluation.tasks.generate import KINDS, generate
+    from ..evaluation.tasks.generate import KINDS, SEEDS, generate
     from ..evaluation.tasks.runner import TaskRun, report, run_tasks
     from ..evaluation.tasks.suite import load_tasks
 
     if engine not in ENGINES:
         raise ConfigError(f"--engine must be gbnf or llguidance, not {engine!r}")
-    if split not in ("dev", "test"):
-        raise ConfigError(f"--split must be dev or test, not {split!r}")
+    if split not in SEEDS:
+        raise ConfigError(f"--split must be one of {', '.join(SEEDS)}, not {split!r}")
     unknown = sorted(set(kind or ()) - set(KINDS))
     if unknown:
         raise ConfigError(f"--kind {unknown[0]!r} is not a task kind; kinds: {', '.join(KINDS)}")

@@ -11,8 +11,10 @@ from typing import Any, Callable
 
 from .suite import Task
 
-SEEDS = {"dev": 1701, "test": 9203}
-PER_KIND = {"dev": 8, "test": 11}
+# test2: a second held-out split (new seed and wordings, written 2026-12-06 before any run
+# on it), made once the first test split had been used to find failures.
+SEEDS = {"dev": 1701, "test": 9203, "test2": 5519}
+PER_KIND = {"dev": 8, "test": 11, "test2": 11}
 
 # ── content pools ────────────────────────────────────────────────────────────────────────
 
@@ -95,23 +97,28 @@ WORDINGS: dict[str, dict[str, list[Any]]] = {
         "dev": ["What is the {topic} in {path}?", "Tell me the {topic} written in {path}.",
                 "{path} has a {topic} in it. What is it?", "Can you check {path} for the {topic}?"],
         "test": ["Look in {path} and tell me the {topic}.", "Which {topic} does {path} give?"],
+        "test2": ["Could you find out the {topic} from {path}?", "{path}: what {topic} is written there?"],
     },
     "misspelt_path": {
         "dev": ["What is the {topic} in {path}?", "Read {path} and tell me the {topic}."],
         "test": ["Open {path}: what {topic} does it give?", "I need the {topic} from {path}."],
+        "test2": ["Please get me the {topic} stored in {path}.", "According to {path}, what is the {topic}?"],
     },
     "wrong_case": {
         "dev": ["What is the {topic} in {path}?", "Read {path} and tell me the {topic}."],
         "test": ["Open {path}: what {topic} does it give?", "I need the {topic} from {path}."],
+        "test2": ["Please get me the {topic} stored in {path}.", "According to {path}, what is the {topic}?"],
     },
     "wrong_folder": {
         "dev": ["What is the {topic} in {path}?", "Read {path} and tell me the {topic}."],
         "test": ["Open {path}: what {topic} does it give?", "I need the {topic} from {path}."],
+        "test2": ["Please get me the {topic} stored in {path}.", "According to {path}, what is the {topic}?"],
     },
     "folder_for_file": {
         "dev": ["What is the {topic} written in the {folder} folder?", "Read {folder} and tell me the {topic}.",
                 "The {topic} is in a file under {folder}. What is it?", "Look through {folder} for the {topic}."],
         "test": ["Somewhere in {folder}/ there is a {topic}. What is it?", "Find the {topic} in the {folder} folder."],
+        "test2": ["The {folder} directory has the {topic} somewhere. Tell me what it is.", "Check the files in {folder} and report the {topic}."],
     },
     "combine": {
         "dev": [
@@ -121,6 +128,7 @@ WORDINGS: dict[str, dict[str, list[Any]]] = {
              "Which of {a} and {b} has more {item}, and how many?", "What is the highest count of {item}, {a} or {b}?"],
         ],
         "test": ["Add up the {item} listed in {a} and {b}.", "Between {a} and {b}, what is the biggest number of {item}?"],
+        "test2": ["Sum the {item} from {a} and {b}.", "Compare the {item} in {a} with the {item} in {b} and give the higher count."],
     },
     "code": {
         "dev": [
@@ -129,6 +137,7 @@ WORDINGS: dict[str, dict[str, list[Any]]] = {
              "What value comes back from {fn} in {path}?"],
         ],
         "test": ["List the functions defined in {path}.", "In {path}, what is the return value of {fn}?"],
+        "test2": ["Which functions live in {path}? I want every name.", "Report what {fn} in {path} returns."],
     },
     "count": {
         "dev": [
@@ -137,6 +146,7 @@ WORDINGS: dict[str, dict[str, list[Any]]] = {
             ["How many lines does {path} have?", "How long is {path}, in lines?", "Give the line count of {path}."],
         ],
         "test": ["Count the {ext} files in {folder}/.", "What is the number of lines in {path}?"],
+        "test2": ["I want to know how many {ext} files {folder}/ contains.", "Report how long {path} is in lines."],
     },
     "declared": {
         "dev": [
@@ -145,52 +155,63 @@ WORDINGS: dict[str, dict[str, list[Any]]] = {
              "Which port does the app in this folder use?"],
         ],
         "test": ["Which version number is this project at?", "On what port is the service in this folder configured to run?"],
+        "test2": ["Report the release version of this project.", "Find out which port the server of this project uses."],
     },
     "missing_file": {
         "dev": ["What does {path} say? If there is no such file, say so.", "Read {path} and summarise it, or tell me it does not exist.",
                 "Is {path} here? Tell me what it says if it is.", "Print the contents of {path}, or say it is missing.",
                 "Does {path} exist? If yes, what does it contain?", "Give me the text of {path} (tell me if there is no such file)."],
         "test": ["Show me what {path} contains; say so if the file is missing.", "Is there a {path}? If so, what is in it?"],
+        "test2": ["Open {path} and tell me its content, or that it does not exist.", "I would like to see {path}; if it is not there, just say so."],
     },
     "search_many": {
         "dev": ["Which file in {folder} mentions {word}?", "Find the file under {folder} that talks about {word}.",
                 "Which of the files under {folder} contains the word {word}?", "In {folder}, which file has {word} in it?",
                 "I am looking for the file in {folder} that says {word}. Which is it?", "Name the file in {folder} where {word} appears."],
         "test": ["One of the files in {folder} refers to {word}. Which one?", "Where in {folder} is {word} mentioned? Name the file."],
+        "test2": ["The word {word} appears in one file in {folder}. Tell me which file.", "Look through {folder} and name the file that mentions {word}."],
     },
     "no_tool": {
         "dev": [["What is {a} plus {b}?", "What is {a} added to {b}?"], ["Spell the word '{word}' backwards.", "Reverse the letters of '{word}'."]],
         "test": ["Compute {a} + {b}.", "Write '{word}' in reverse letter order."],
+        "test2": ["Work out {a} + {b}.", "Give me '{word}' spelled from the last letter to the first."],
     },
     "edit_create": {
         "dev": ["Create a file {path} containing the line '{line}'.", "Make a new file {path} with this one line: {line}",
                 "Save '{line}' in a new file named {path}."],
         "test": ["Write a file called {path} whose only line is: {line}", "Add a new file {path} that says '{line}'."],
+        "test2": ["Create {path} with the single line: {line}", "Please make {path}, containing just '{line}'."],
     },
     "edit_typo": {
         "dev": ["Fix the typo '{bad}' in {path}: it should be '{good}'.", "In {path}, '{bad}' is misspelt; correct it to '{good}'."],
         "test": ["Correct the spelling of '{bad}' to '{good}' in {path}.", "{path} has the misspelling '{bad}'. Change it to '{good}'."],
+        "test2": ["There is a typo in {path}: '{bad}' must become '{good}'.", "Please fix {path}, where '{bad}' should read '{good}'."],
     },
     "edit_rename": {
         "dev": ["Rename the function {old} to {new} everywhere in {path}.", "In {path}, rename {old} to {new} (the definition and every use)."],
         "test": ["Change the name of {old} to {new} throughout {path}.", "Replace every {old} in {path} with {new}."],
+        "test2": ["In {path}, change every {old} to {new}.", "Rename {old} as {new} in all of {path}."],
     },
     "edit_setting": {
         "dev": ["Change the {key} in {path} to {value}.", "Set {key} to {value} in {path}."],
         "test": ["Update {path} so that {key} is {value}.", "In {path}, make the {key} {value}."],
+        "test2": ["In the file {path}, {key} must now be {value}. Please edit it.", "{path} should have {key} set to {value}; update it."],
     },
     "edit_append": {
         "dev": ["Append the line '{line}' to {path}.", "Add '{line}' at the end of {path}.",
                 "At the bottom of {path}, add the line '{line}'."],
         "test": ["Put '{line}' as a new last line of {path}.", "Add one more line to {path}: {line}"],
+        "test2": ["Please add '{line}' as the final line of {path}.", "Append to {path}: {line}"],
     },
     "edit_copy": {
         "dev": ["Copy the {topic} from {src} into a new file {dst}.", "Write the {topic} found in {src} to a new file {dst}."],
         "test": ["Create {dst} holding the {topic} that {src} gives.", "Take the {topic} from {src} and save it in a new file {dst}."],
+        "test2": ["Store the {topic} of {src} in a new file {dst}.", "Make a new file {dst} that holds the {topic} given in {src}."],
     },
     "edit_misspelt": {
         "dev": ["Change the {key} in {path} to {value}.", "Set {key} to {value} in {path}."],
         "test": ["Update {path} so that {key} is {value}.", "In {path}, make the {key} {value}."],
+        "test2": ["In the file {path}, {key} must now be {value}. Please edit it.", "{path} should have {key} set to {value}; update it."],
     },
 }
 
