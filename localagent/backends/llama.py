@@ -22,6 +22,7 @@ from tqdm import tqdm
 
 import llama_cpp
 from llama_cpp import Llama
+from llama_cpp import llama_cpp as lib  # the C API; llama.cpp's own decode goes through it too
 from llama_cpp.llama_speculative import LlamaPromptLookupDecoding
 
 from ..errors import BackendError, ConstraintError
@@ -301,18 +302,25 @@ class LlamaBackend:
         self.llm.n_tokens -= n
 
     def eval_rows(self, tokens: list[int]) -> list[np.ndarray]:
-        """Evaluate ``tokens`` in one batch and return the logits after each."""
-        llm = self.llm
+        """Evaluate ``tokens`` in one batch and return the logits after each, through
+        llama.cpp's own C API (``Llama.eval`` keeps only the last row's logits)."""
+        llm, n = self.llm, len(tokens)
         n_past = llm.n_tokens
-        llm._ctx.kv_cache_seq_rm(-1, n_past, -1)
-        llm._batch.set_batch(batch=tokens, n_past=n_past, logits_all=True)
-        llm._ctx.decode(llm._batch)
-        llm.input_ids[n_past : n_past + len(tokens)] = tokens
-        llm.n_tokens = n_past + len(tokens)
-        return [
-            np.ctypeslib.as_array(llama_cpp.llama_get_logits_ith(llm.ctx, i), shape=(self.n_vocab,)).copy()
-            for i in range(len(tokens))
-        ]
+        lib.llama_memory_seq_rm(lib.llama_get_memory(llm.ctx), 0, n_past, -1)  # cells past n_past
+        batch = lib.llama_batch_init(n, 0, 1)
+        try:
+            batch.n_tokens = n
+            for i, tok in enumerate(tokens):
+                batch.token[i], batch.pos[i], batch.n_seq_id[i], batch.logits[i] = tok, n_past + i, 1, True
+                batch.seq_id[i][0] = 0
+            if (rc := lib.llama_decode(llm.ctx, batch)) != 0:
+                raise BackendError(f"llama_decode returned {rc} for {n} forced tokens")
+            rows = [np.ctypeslib.as_array(lib.llama_get_logits_ith(llm.ctx, i), shape=(self.n_vocab,)).copy() for i in range(n)]
+        finally:
+            lib.llama_batch_free(batch)
+        llm.input_ids[n_past : n_past + n] = tokens
+        llm.n_tokens = n_past + n
+        return rows
 
     def logits(self) -> np.ndarray:
         """The logits after the last token evaluated (a view: valid until the next eval)."""

@@ -292,22 +292,30 @@ TASK_PROMPT = "What is the launch code in notes/launch.txt?"
 
 
 class _DecodeClock:
-    """Time spent inside llama.cpp's decode calls (every evaluation goes through the
-    context's ``decode``), to tell the model's share of a task from ours."""
+    """Time spent inside llama.cpp's decode calls while the clock is entered, to tell the
+    model's share of a task from ours: every evaluation, ``Llama.eval``'s and the
+    decoder's batched forced tokens alike, goes through the C API's ``llama_decode``."""
 
-    def __init__(self, backend: Any):
+    def __init__(self) -> None:
         self.seconds = 0.0
-        ctx = backend.llm._ctx
-        inner = ctx.decode
 
-        def timed(batch: Any) -> Any:
+    def __enter__(self) -> "_DecodeClock":
+        from llama_cpp import llama_cpp as lib
+
+        self._lib, inner = lib, lib.llama_decode
+
+        def timed(*args: Any) -> Any:
             t0 = time.perf_counter()
             try:
-                return inner(batch)
+                return inner(*args)
             finally:
                 self.seconds += time.perf_counter() - t0
 
-        ctx.decode = timed
+        lib.llama_decode, self._inner = timed, inner
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._lib.llama_decode = self._inner
 
 
 class _TimedCache:
@@ -355,11 +363,12 @@ def _task_run(backend: Any) -> tuple[Any, Any, float, float]:
     for rel, text in TASK_FILES.items():
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
         (root / rel).write_text(text)
-    clock = _DecodeClock(backend)
     agent = assemble(backend, workspace_setup(root, yes=True))
-    t0 = time.monotonic()
-    r = agent.run(TASK_PROMPT, trace=root.parent / f"{root.name}.jsonl")
-    return agent, r, time.monotonic() - t0, clock.seconds
+    with _DecodeClock() as clock:
+        t0 = time.monotonic()
+        r = agent.run(TASK_PROMPT, trace=root.parent / f"{root.name}.jsonl")
+        wall = time.monotonic() - t0
+    return agent, r, wall, clock.seconds
 
 
 def task_figures(model_path: Path, n_ctx: int) -> dict[str, Any]:
