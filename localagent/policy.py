@@ -26,10 +26,11 @@ PATH_ERRORS = frozenset({"not_found", "not_a_file", "not_a_dir"})
 # Tokens that start structured output: a call's envelope, or a call in disguise.
 STRUCTURED_STARTS = ("{", "[", "`", "<")
 
-# A task that asks for a change: one of these verbs leads a sentence or follows "please".
+# A task that asks for a change: one of these verbs leads a sentence or follows "please"
+# ("write out the names" and "add up" ask to be told).
 _CHANGE = re.compile(
-    r"(?:^|[.!?:;]\s+|\bplease\s+|,\s*)(create|write|make|add(?!\s+up\b)|append|put|fix|correct|rename|replace|change|set|"
-    r"update|edit|delete|remove|copy|save|insert|move|take)\b",
+    r"(?:^|[.!?:;]\s+|\bplease\s+|,\s*)(create|write(?!\s+out\b)|make|add(?!\s+up\b)|append|put|fix|correct|rename|replace|change|set|"
+    r"update|edit|modify|delete|remove|copy|save|insert|move|take)\b",
     re.IGNORECASE,
 )
 # A question about the folder itself, with no path named: look before answering.
@@ -49,7 +50,12 @@ def wants_change(task: str) -> bool:
 
 
 _CHANGE_WORD = re.compile(_CHANGE.pattern.split(")(", 1)[1].split(")\\b", 1)[0].join([r"\b(", r")"]) + r"\b", re.IGNORECASE)
-_ASKS = re.compile(r"^\s*(what|which|who|where|when|why|how|is|are|does|do|list|tell|say|name|read|find|show|count|give)\b|\?\s*$", re.IGNORECASE)
+# A question, or a request for something to be told, not done: "I need the port from X."
+_ASKS = re.compile(
+    r"^\s*(?:please\s+|(?:can|could|would)\s+you\s+)?(what|which|who|where|when|why|how|is|are|does|do|list|tell|say|name|"
+    r"read|find|show|count|give|get|report|look|check|open|according|print|write\s+out|i\s+(?:need|want|would\s+like)|i'd\s+like)\b|\?\s*$",
+    re.IGNORECASE,
+)
 
 
 # What joins the parts of a request that each need a call: "Seoul, Madrid and Dublin",
@@ -179,9 +185,10 @@ def next_tool(plan_tools: tuple[str, ...], called: list[str]) -> str:
 
 
 def asks_only(task: str) -> bool:
-    """Whether the task is only a question (a question word or mark, no change word
-    anywhere): then no file is written. Having read notes/server.txt to answer "what
-    port...?", the 1.5B model appended its answer to the file."""
+    """Whether the task is only a question (a question word or mark, or a request to be
+    told, and no change word anywhere): then no file is written. Having read
+    notes/server.txt to answer "what port...?", the 1.5B model appended its answer to the
+    file; asked "I need the port from notes/sever.txt.", it rewrote the file."""
     return bool(_ASKS.search(task)) and not _CHANGE_WORD.search(task)
 
 
@@ -633,10 +640,12 @@ _WHOLE = re.compile(r"(?:^|\n)\[end of [^\n]*: \d+ lines?(?:; [^\n]*)?\]\s*$")
 
 
 def rereads(call: ToolCall, whole: set[str]) -> bool:
-    """A read of a file the history already holds whole, at any offset: nothing new to
-    learn. Having read a 3-line file, the 1.5B model read it again from offset 3 (past
-    the end), three times, until the no-progress stop."""
-    return call.name == "read_file" and call.arguments.get("path") in whole
+    """A read or a listing of a file the history already holds whole, at any offset:
+    nothing new to learn. Having read a 3-line file, the 1.5B model read it again from
+    offset 3 (past the end), three times; asked for "the functions in" a file it had
+    read, the 0.5B model listed the file as a folder, then its folder, and answered
+    from the listing (dev: 3 of 34 code questions)."""
+    return call.name in ("read_file", "list_dir") and call.arguments.get("path") in whole
 
 
 class Repeat(str, Enum):

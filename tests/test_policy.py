@@ -31,6 +31,9 @@ def ws(tmp_path: Path) -> Workspace:
         ("In app/main.py, rename calc to compute.", True),
         ("notes.txt has the misspelling 'wich'. Change it to 'which'.", True),
         ("Please add '- milk' to todo.md", True),
+        ("Modify config.toml so the log_level becomes debug.", True),
+        ("Write out the names of the functions in pkg/utils.py.", False),  # to be told
+        ("Write the port into notes.txt.", True),
         ("What is the launch code in notes.txt?", False),
         ("Read config.cfg and tell me the port.", False),
         ("Which file mentions the update?", False),  # 'update' as a noun, not leading a clause
@@ -39,6 +42,26 @@ def ws(tmp_path: Path) -> Workspace:
 )
 def test_wants_change(task: str, change: bool) -> None:
     assert policy.wants_change(task) is change
+
+
+@pytest.mark.parametrize(
+    "task, only",
+    [
+        ("What is the launch code in notes.txt?", True),
+        ("I need the server port from notes/sever.txt.", True),  # a request to be told
+        ("Please tell me the owner named in ops/owner.txt", True),
+        ("Could you look up the deadline in docs/plan.md", True),
+        ("Get me the backup host out of config/backup.txt.", True),
+        ("Write out the names of the functions in pkg/utils.py.", True),
+        ("Print the names of the functions found in app/core.py.", True),
+        ("Set port to 9090 in config.cfg.", False),
+        ("I need you to fix the typo in notes.txt.", False),  # a change word anywhere
+        ("Can you add '- milk' to todo.md?", False),
+        ("The deploy script is broken.", False),  # neither: writes stay offered
+    ],
+)
+def test_asks_only_questions_and_requests_to_be_told(task: str, only: bool) -> None:
+    assert policy.asks_only(task) is only
 
 
 def test_must_look_for_paths_the_folder_itself_and_changes(ws: Workspace) -> None:
@@ -119,6 +142,17 @@ def test_an_answer_that_writes_the_task_back_is_asked_again_from_the_evidence(ws
     assert r.stop_reason is StopReason.ANSWERED and r.answer == "The launch code is 4821."
     asked = fake.requests[-1]
     assert [m.role for m in asked] == ["system", "user"] and "Launch code: 4821" in asked[-1].content
+
+
+def test_listing_a_file_read_whole_is_a_repeat_answered_from_the_evidence(ws: Workspace) -> None:
+    assert policy.rereads(ToolCall("", "list_dir", {"path": "notes.txt"}), {"notes.txt"})
+    assert not policy.rereads(ToolCall("", "list_dir", {"path": "docs"}), {"notes.txt"})
+    task = "List the lines of notes.txt."
+    read, listing = call_text("read_file", path="notes.txt"), call_text("list_dir", path="notes.txt")
+    agent, fake = _agent(ws, [read, listing, "It holds one line: Launch code: 4821."])
+    r = agent.run(task)
+    assert r.answer == "It holds one line: Launch code: 4821." and len(fake.requests) == 3
+    assert [m.role for m in fake.requests[-1]] == ["system", "user"]  # the evidence prompt, not the listing's error
 
 
 def test_a_repeat_in_a_change_task_asks_for_the_change(ws: Workspace) -> None:
@@ -481,9 +515,15 @@ def test_a_settings_name_alone_is_not_offered_as_old_text() -> None:
     "old, new, written",
     [
         ("workers = 4", "workers=10", "workers = 10"),  # the line's own spacing
+        ("port = 8080", "port = 6324", "port = 6324"),
+        ("port = 8080", "port   =  6324", "port = 6324"),
         ("workers = 4", "10", "workers = 10"),  # the value alone
         ("port: 80", "port: 90", "port: 90"),
         ("x = 1", "y = 2", "y = 2"),  # another name: as written
+        ("timeout = 30", "timeout 274", "timeout = 274"),  # the '=' left out
+        ("workers = 4", "worker = 22", "workers = 22"),  # a slip of one letter
+        ("port = 80", "sort = 90", "sort = 90"),  # a short name: a slip is not told from a rename
+        ("log_level = info", "log_level debug trace", "log_level = debug trace"),
     ],
 )
 def test_an_edit_of_a_settings_line_keeps_its_style(tmp_path: Path, old: str, new: str, written: str) -> None:

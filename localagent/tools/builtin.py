@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Annotated, Any, Literal, NoReturn, get_args, get_origin, get_type_hints
 
 from pydantic import Field
+from rapidfuzz.distance import Levenshtein
 
 from ..errors import ErrorKind, ToolErrorInfo
 from ..validate import WorkspacePath
@@ -370,17 +371,24 @@ SETTING = re.compile(r"^(\s*[\w.-]+)(\s*[=:]\s*)(.*)$")
 
 
 def setting_new(old: str, new: str) -> str:
-    """``new`` for an edit of one whole setting line, in the line's own style: 'workers=10'
-    or '10' for 'workers = 4' becomes 'workers = 10' (a settings line with its name gone,
-    or its spacing changed, is what a small model writes, not what it means)."""
+    """``new`` for an edit of one whole setting line, in the line's own style: 'workers=10',
+    '10', 'workers 10' or 'worker = 10' for 'workers = 4' becomes 'workers = 10' (a settings
+    line with its name gone or misspelt, its '=' dropped or its spacing changed, is what a
+    small model writes, not what it means)."""
     m = SETTING.match(old)
     if m is None or "\n" in old.strip() or not new.strip() or "\n" in new.strip():
         return new
     key, sep, _ = m.groups()
+    name = key.strip()
+    bare = re.match(rf"\s*{re.escape(name)}\s+([^\s=:].*)$", new)
+    if bare is not None:
+        return f"{key}{sep}{bare.group(1).strip()}"  # the name and value, the '=' left out
     n = SETTING.match(new)
     if n is None:
         return f"{key}{sep}{new.strip()}"  # the value alone
-    return f"{key}{sep}{n.group(3)}" if n.group(1).strip() == key.strip() else new
+    # The same name, or a slip of one letter in a name of five or more ('worker' for 'workers').
+    slip = len(name) >= 5 and Levenshtein.distance(n.group(1).strip(), name) == 1
+    return f"{key}{sep}{n.group(3)}" if n.group(1).strip() == name or slip else new
 
 
 def apply_edit(text: str, old: str, new: str) -> tuple[str, int]:
