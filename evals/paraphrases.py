@@ -3,7 +3,11 @@ the suite's own dev wordings are few, so a rule can fit them and miss the next p
 These are dev tasks (for choosing); the test split's wordings are not among them.
 
     python evals/paraphrases.py evals/results/tasks-devp.jsonl [--per-kind 12] [--seed 4821]
+    python evals/paraphrases.py evals/results/tasks-devq.jsonl --set q --per-kind 8 --seed 6607
     localagent eval-tasks evals/results/tasks-devp.jsonl --json
+
+Set q (2026-12-06) words questions as commands or requests ("List ...", "I want to know
+...") and settings in more ways: the first test split missed list questions and settings.
 """
 
 from __future__ import annotations
@@ -41,20 +45,37 @@ PARAPHRASES: dict[str, list] = {
 }
 PARAPHRASES["edit_misspelt"] = PARAPHRASES["edit_setting"]
 
+PARAPHRASES_Q: dict[str, list] = {
+    "code": [
+        ["List every function in {path}.", "List the function names that {path} contains.",
+         "Write out the names of the functions in {path}.", "Print the names of the functions found in {path}."],
+        ["Tell me the return value of {fn} in {path}.", "I want to know what {fn} in {path} returns.",
+         "Get me the string {fn} returns in {path}.", "Show what {fn} from {path} hands back."],
+    ],
+    "misspelt_path": ["I want to know the {topic} in {path}.", "Get me the {topic} out of {path}.",
+                      "Look up the {topic} in {path}.", "Please find the {topic} given in {path}."],
+    "fact_in_subfolder": ["I want to know the {topic} in {path}.", "Get me the {topic} out of {path}.",
+                          "Look up the {topic} in {path}.", "Please find the {topic} given in {path}."],
+    "edit_setting": ["In {path}, the {key} has to be {value}. Change it.", "Modify {path} so the {key} becomes {value}.",
+                     "Set the {key} of {path} to {value}, please.", "Update the {key} in {path} to {value}."],
+}
+PARAPHRASES_Q["edit_misspelt"] = PARAPHRASES_Q["edit_setting"]
+
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("out", type=Path)
     ap.add_argument("--per-kind", type=int, default=12)
     ap.add_argument("--seed", type=int, default=4821)
+    ap.add_argument("--set", choices=("p", "q"), default="p")
     args = ap.parse_args()
     rng = random.Random(args.seed)
     tasks = []
-    for kind, wordings in PARAPHRASES.items():
+    for kind, wordings in (PARAPHRASES if args.set == "p" else PARAPHRASES_Q).items():
         g.WORDINGS[kind]["dev"] = wordings
         for i in range(args.per_kind):
             t = g.BUILDERS[kind](rng, "dev")
-            t.id = f"devp-{kind}-{i:02d}"
+            t.id = f"dev{args.set}-{kind}-{i:02d}"
             tasks.append(t)
     save_tasks(tasks, args.out)
     print(f"{len(tasks)} tasks -> {args.out}")
