@@ -362,3 +362,42 @@ def test_each_next_call_is_of_the_tool_its_part_points_to() -> None:
         g = decode(b, opts, matcher(b, opts))
         # With no tool named for the second part, the last call's tool goes on.
         assert g.text == CALL + "\n" + second, tools
+
+
+class DictMasks:
+    """A ``MaskStore`` in memory."""
+
+    def __init__(self) -> None:
+        self.saved: dict[str, np.ndarray] = {}
+
+    def get(self, name: str, n: int) -> np.ndarray | None:
+        mask = self.saved.get(name)
+        return mask if mask is not None and len(mask) == n else None
+
+    def put(self, name: str, mask: np.ndarray) -> None:
+        self.saved[name] = mask.copy()
+
+
+class CountingModel(ScriptedModel):
+    def __init__(self, target: str) -> None:
+        super().__init__(target)
+        self.pieces_read = 0
+
+    def token_bytes(self, token: int) -> bytes:
+        self.pieces_read += 1
+        return super().token_bytes(token)
+
+
+def test_the_structured_mask_is_worked_out_once_and_then_read_from_the_store() -> None:
+    masks = DictMasks()
+    first = CountingModel(CALL)
+    worked = Decoder(first, make_drafter, masks).structured_mask()
+    assert first.pieces_read == len(PIECES) and len(masks.saved) == 1
+    assert worked[PIECES.index(b"{")] and worked[PIECES.index(CALL_OPEN.encode())] and not worked[PIECES.index(b"The")]
+    second = CountingModel(CALL)  # another process: the store kept it
+    assert (Decoder(second, make_drafter, masks).structured_mask() == worked).all()
+    assert second.pieces_read == 0
+    # A stored mask of another length (another vocabulary) is not used.
+    masks.saved = {k: v[:-1] for k, v in masks.saved.items()}
+    third = CountingModel(CALL)
+    assert (Decoder(third, make_drafter, masks).structured_mask() == worked).all() and third.pieces_read == len(PIECES)

@@ -15,6 +15,7 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
+import numpy as np
 import pytest
 
 from localagent.backends import prefix_cache
@@ -159,3 +160,23 @@ def test_a_live_save_of_another_process_is_left_alone(tmp_path: Path) -> None:
     other.write_bytes(b"being written")
     assert PrefixCache(tmp_path).save(None, KEY, TOKENS)
     assert other.exists()
+
+
+def test_vocabulary_masks_come_back_as_saved_or_not_at_all(tmp_path: Path) -> None:
+    model = tmp_path / "m.gguf"
+    model.write_bytes(b"weights")
+    masks = PrefixCache(tmp_path / "cache").masks(model)
+    mask = np.random.default_rng(0).random(1001) < 0.3
+    assert masks.get("structured", 1001) is None  # nothing saved yet
+    masks.put("structured", mask)
+    assert (masks.get("structured", 1001) == mask).all()
+    assert masks.get("structured", 1000) is None  # another vocabulary's length
+    assert masks.get("other", 1001) is None
+    assert not list((tmp_path / "cache").glob("*.partial"))
+    path = next((tmp_path / "cache").glob("*.mask"))
+    for damage in (lambda b: b[:-1], lambda b: b[:40] + bytes([b[40] ^ 1]) + b[41:], lambda b: b""):
+        path.write_bytes(damage(path.read_bytes()))
+        assert masks.get("structured", 1001) is None
+        masks.put("structured", mask)
+    model.write_bytes(b"other weights")  # the file changed: its masks are not its own
+    assert PrefixCache(tmp_path / "cache").masks(model).get("structured", 1001) is None

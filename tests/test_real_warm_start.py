@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import ctypes
 from pathlib import Path
 
 import pytest
+
+from llama_cpp import llama_cpp as lib
 
 from localagent.backends.base import GenerateOptions
 from localagent.backends.llama import LlamaBackend
@@ -59,3 +62,18 @@ def test_the_prefix_of_the_default_agent_is_lean(qwen: LlamaBackend, tmp_path: P
     size = lambda schemas: len(qwen.tokenize(qwen.render(system, schemas, add_generation_prompt=False)))  # noqa: E731
     assert len(six) == 6 and size(six) <= 800
     assert size(tools) - size(six) <= 60
+
+
+def test_the_vocabulary_mask_is_kept_and_read_back_the_same(qwen: LlamaBackend, tmp_path: Path) -> None:
+    # token_bytes gives each token's whole piece, as llama.cpp's own detokenizer does for a
+    # one-token text (Llama.detokenize gives b"" for pieces over 32 bytes).
+    buf = ctypes.create_string_buffer(512)
+    for i in range(qwen.n_vocab):
+        n = lib.llama_detokenize(qwen._vocab, (lib.llama_token * 1)(i), 1, buf, 512, False, True)
+        assert qwen.token_bytes(i) == buf.raw[:n], i
+    first = _backend(tmp_path)
+    worked = first.decoder.structured_mask().copy()
+    assert list(tmp_path.glob("*.mask")) and worked.sum() > 100
+    again = _backend(tmp_path)
+    again.token_bytes = None  # type: ignore[method-assign,assignment]  # read from disk, no token read
+    assert (again.decoder.structured_mask() == worked).all()

@@ -8,6 +8,7 @@ calls, and on disk for the system turn) and builds the constraint's matcher; it 
 
 from __future__ import annotations
 
+import ctypes
 import os
 import shutil
 import sys
@@ -172,6 +173,7 @@ class LlamaBackend:
         self.context_size = self.llm.n_ctx()
         self.n_vocab = self.llm.n_vocab()
         self._vocab = llama_cpp.llama_model_get_vocab(self.llm.model)
+        self._piece_buf = ctypes.create_string_buffer(64)
         md = self.llm.metadata
         self.template = md.get("tokenizer.chat_template") or _CHATML
         self.native_tools = template_supports_tools(self.template)
@@ -183,7 +185,8 @@ class LlamaBackend:
         self.eog_ids = {i for i in range(self.n_vocab) if llama_cpp.llama_vocab_is_eog(self._vocab, i)}
         model: LogitsModel = self  # the backend is the decoder's model (mypy checks it here)
         # A proxy, so that backend and decoder make no cycle: the model is freed with the backend.
-        self.decoder = Decoder(weakref.proxy(model), make_drafter)
+        masks = self.prefix_cache.masks(self.model_path) if self.prefix_cache else None
+        self.decoder = Decoder(weakref.proxy(model), make_drafter, masks)
 
     # -- tokens ---------------------------------------------------------------
 
@@ -192,7 +195,7 @@ class LlamaBackend:
 
     def token_bytes(self, token: int) -> bytes:
         """The bytes of ``token``, a special token's as its text."""
-        return self.llm.detokenize([token], special=True)
+        return token_piece(self._vocab, token, self._piece_buf)
 
     def tokenize(self, text: str, *, special: bool = True) -> list[int]:
         """Token ids of ``text`` (template markers parsed as special tokens)."""
@@ -378,14 +381,25 @@ class LlamaBackend:
         return None
 
 
+def token_piece(vocab: Any, token: int, buf: Any) -> bytes:
+    """The bytes of ``token`` (a special token's as its text), written into ``buf``, or into
+    a buffer of their own when longer. ``Llama.detokenize`` gives b"" for a piece over 32
+    bytes (240 tokens of the 0.5B model, runs of spaces or dashes) and is twice as slow."""
+    n = lib.llama_token_to_piece(vocab, token, buf, len(buf), 0, True)
+    if n < 0:  # -n is the piece's length
+        buf = ctypes.create_string_buffer(-n)
+        n = lib.llama_token_to_piece(vocab, token, buf, -n, 0, True)
+    return bytes(buf.raw[:n])
+
+
 def token_pieces(llm: Llama) -> tuple[list[bytes], list[int]]:
     """Each token's bytes, control tokens marked ``SPECIAL`` (llguidance's reading of a
     vocabulary), and the end-of-generation tokens. A user-defined token (``<tool_call>``)
     stays text, as llama.cpp's grammar reads it."""
     vocab = llama_cpp.llama_model_get_vocab(llm.model)
-    pieces, eog = [], []
+    pieces, eog, buf = [], [], ctypes.create_string_buffer(64)
     for i in range(llm.n_vocab()):
-        piece = llm.detokenize([i], special=True)
+        piece = token_piece(vocab, i, buf)
         control = llama_cpp.llama_vocab_get_attr(vocab, i) & llama_cpp.LLAMA_TOKEN_ATTR_CONTROL
         pieces.append(SPECIAL + piece if control else piece)
         if llama_cpp.llama_vocab_is_eog(vocab, i):

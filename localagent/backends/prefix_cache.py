@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import llama_cpp
+import numpy as np
 
 from ..paths import folder
 
@@ -36,6 +37,12 @@ def cache_key(model_path: Path, template: str, tokens: list[int], n_ctx: int) ->
     h.update(template.encode())
     h.update(b"|" + ",".join(map(str, tokens)).encode())
     return h.hexdigest()[:32]
+
+
+def model_key(model_path: Path) -> str:
+    """The model file's identity: path, size, mtime."""
+    st = model_path.stat()
+    return hashlib.sha256(f"{model_path.resolve()}|{st.st_size}|{st.st_mtime_ns}".encode()).hexdigest()[:32]
 
 
 def _sha256(path: Path) -> str:
@@ -120,7 +127,46 @@ class PrefixCache:
                 except OSError:  # not ours to delete: it is never read either way
                     pass
 
+    def masks(self, model_path: Path) -> VocabMasks:
+        """Where the masks over ``model_path``'s vocabulary are kept, beside its states."""
+        return VocabMasks(self.folder, model_path)
+
     def drop(self, key: str) -> None:
         """Delete an entry (a stale or corrupt one)."""
         for p in self._paths(key):
             p.unlink(missing_ok=True)
+
+
+class VocabMasks:
+    """Boolean masks over one model's vocabulary, in files holding their length and a
+    sha256 of it and the packed bits: one that fails either check is not used."""
+
+    def __init__(self, folder: Path, model_path: Path):
+        self.folder, self.model = folder, model_key(model_path)
+
+    def _path(self, name: str) -> Path:
+        return self.folder / f"{self.model}.{name}.mask"
+
+    def get(self, name: str, n: int) -> np.ndarray | None:
+        try:
+            data = self._path(name).read_bytes()
+        except OSError:
+            return None
+        digest, body = data[:32], data[32:]
+        if hashlib.sha256(body).digest() != digest or int.from_bytes(body[:8], "little") != n:
+            return None
+        bits = np.frombuffer(body[8:], dtype=np.uint8)
+        return np.unpackbits(bits, count=n).astype(bool) if len(bits) == (n + 7) // 8 else None
+
+    def put(self, name: str, mask: np.ndarray) -> None:
+        body = len(mask).to_bytes(8, "little") + np.packbits(mask.astype(bool)).tobytes()
+        path = self._path(name)
+        tmp = path.with_name(f"{path.name}.{os.getpid()}.partial")  # renamed into place whole
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            tmp.write_bytes(hashlib.sha256(body).digest() + body)
+            os.replace(tmp, path)
+        except OSError:
+            pass  # not kept: worked out again next time
+        finally:
+            tmp.unlink(missing_ok=True)

@@ -330,6 +330,9 @@ class _TimedCache:
     def load(self, ctx: Any, key: str, tokens: list[int]) -> bool:
         return self.inner.load(ctx, key, tokens)
 
+    def masks(self, model_path: Path) -> Any:
+        return self.inner.masks(model_path)
+
     def save(self, ctx: Any, key: str, tokens: list[int]) -> bool:
         t0 = time.perf_counter()
         try:
