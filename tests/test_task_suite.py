@@ -10,7 +10,7 @@ import pytest
 from localagent.evaluation.tasks.check import check
 from localagent.evaluation.tasks.generate import generate
 
-DEV, TEST, TEST2 = generate("dev"), generate("test"), generate("test2")
+DEV, TEST, TEST2, TEST3 = generate("dev"), generate("test"), generate("test2"), generate("test3")
 
 
 def test_the_suite_is_large_varied_and_split() -> None:
@@ -18,9 +18,9 @@ def test_the_suite_is_large_varied_and_split() -> None:
     assert len(TEST) >= 200 and len(kinds) >= 12 and {t.kind for t in DEV} == kinds
     assert len({t.id for t in DEV + TEST}) == len(DEV) + len(TEST)
     # Different wordings: no prompt of one split is a prompt of another.
-    prompts = [{t.prompt for t in split} for split in (DEV, TEST, TEST2)]
-    assert not prompts[0] & prompts[1] and not prompts[0] & prompts[2] and not prompts[1] & prompts[2]
-    assert {t.kind for t in TEST2} == kinds and len(TEST2) == len(TEST)
+    prompts = [{t.prompt for t in split} for split in (DEV, TEST, TEST2, TEST3)]
+    assert not any(a & b for i, a in enumerate(prompts) for b in prompts[i + 1 :])
+    assert all({t.kind for t in s} == kinds and len(s) == len(TEST) for s in (TEST2, TEST3))
     for kind in kinds:  # varied content within a kind
         assert len({repr(sorted(t.files.items())) for t in TEST if t.kind == kind}) >= 10, kind
 
