@@ -8,9 +8,10 @@ import re
 import pytest
 
 from localagent.evaluation.tasks.check import check
-from localagent.evaluation.tasks.generate import generate
+from localagent.evaluation.tasks.generate import SEEDS, generate
 
-DEV, TEST, TEST2, TEST3 = generate("dev"), generate("test"), generate("test2"), generate("test3")
+DEV, TEST = generate("dev"), generate("test")
+HELD_OUT = [generate(split) for split in SEEDS if split not in ("dev", "test")]  # test2, test3, ...
 
 
 def test_the_suite_is_large_varied_and_split() -> None:
@@ -18,9 +19,9 @@ def test_the_suite_is_large_varied_and_split() -> None:
     assert len(TEST) >= 200 and len(kinds) >= 12 and {t.kind for t in DEV} == kinds
     assert len({t.id for t in DEV + TEST}) == len(DEV) + len(TEST)
     # Different wordings: no prompt of one split is a prompt of another.
-    prompts = [{t.prompt for t in split} for split in (DEV, TEST, TEST2, TEST3)]
-    assert not any(a & b for i, a in enumerate(prompts) for b in prompts[i + 1 :])
-    assert all({t.kind for t in s} == kinds and len(s) == len(TEST) for s in (TEST2, TEST3))
+    prompts = [{t.prompt for t in split} for split in (DEV, TEST, *HELD_OUT)]
+    assert len(prompts) >= 4 and not any(a & b for i, a in enumerate(prompts) for b in prompts[i + 1 :])
+    assert all({t.kind for t in s} == kinds and len(s) == len(TEST) for s in HELD_OUT)
     for kind in kinds:  # varied content within a kind
         assert len({repr(sorted(t.files.items())) for t in TEST if t.kind == kind}) >= 10, kind
 
@@ -38,6 +39,8 @@ def test_the_same_seed_gives_the_same_tasks() -> None:
         ("TODO.md does not exist.", True),
         ("The file is missing.", True),
         ("No notes/plan.txt found.", True),
+        ("No secrets.env file found.", True),  # test2 answers the checker refused
+        ("No notes/plan.txt under .", True),
         ("Yes, there is a TODO.md. It says: buy milk.", False),
         ("TODO.md says: buy milk.", False),
     ],

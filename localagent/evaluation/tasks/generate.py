@@ -13,8 +13,8 @@ from .suite import Task
 
 # test2: a second held-out split (new seed and wordings, written 2026-12-06 before any run
 # on it), made once the first test split had been used to find failures.
-SEEDS = {"dev": 1701, "test": 9203, "test2": 5519, "test3": 8191}
-PER_KIND = {"dev": 8, "test": 11, "test2": 11, "test3": 11}
+SEEDS = {"dev": 1701, "test": 9203, "test2": 5519, "test3": 8191, "test4": 3313}
+PER_KIND = {"dev": 8, "test": 11, "test2": 11, "test3": 11, "test4": 11}
 
 # ── content pools ────────────────────────────────────────────────────────────────────────
 
@@ -47,7 +47,7 @@ FILLER = [
 
 NOT_FOUND = (
     r"(does not|doesn't|did not|didn't|do not|don't|is not|isn't|cannot|can't|could not|couldn't|unable to|no such|not)"
-    r"[^.]{0,40}(exist|found|find|locate|present|there|available)|\bno (such )?(files?|changelog|license|\w+ file)\b|\bthere is no\b|\bno \S+ (was )?found\b|missing"
+    r"[^.]{0,40}(exist|found|find|locate|present|there|available)|\bno (such )?(files?|changelog|license|\w+ file)\b|\bthere is no\b|\bno \S+ (was )?found\b|\bno [\w/-]+\.\w+\b|missing"
 )
 
 
@@ -99,24 +99,28 @@ WORDINGS: dict[str, dict[str, list[Any]]] = {
         "test": ["Look in {path} and tell me the {topic}.", "Which {topic} does {path} give?"],
         "test2": ["Could you find out the {topic} from {path}?", "{path}: what {topic} is written there?"],
         "test3": ["Show me the {topic} that {path} records.", "What {topic} is noted in {path}?"],
+        "test4": ["hey, what's the {topic} in {path}?", "I need to know the {topic}. It's written down in {path}."],
     },
     "misspelt_path": {
         "dev": ["What is the {topic} in {path}?", "Read {path} and tell me the {topic}."],
         "test": ["Open {path}: what {topic} does it give?", "I need the {topic} from {path}."],
         "test2": ["Please get me the {topic} stored in {path}.", "According to {path}, what is the {topic}?"],
         "test3": ["Find the {topic} in {path} for me.", "Tell me which {topic} {path} lists."],
+        "test4": ["Can you pull up {path} and tell me what the {topic} is? Thanks!", "get {topic} from {path}"],
     },
     "wrong_case": {
         "dev": ["What is the {topic} in {path}?", "Read {path} and tell me the {topic}."],
         "test": ["Open {path}: what {topic} does it give?", "I need the {topic} from {path}."],
         "test2": ["Please get me the {topic} stored in {path}.", "According to {path}, what is the {topic}?"],
         "test3": ["Find the {topic} in {path} for me.", "Tell me which {topic} {path} lists."],
+        "test4": ["Quick one: which {topic} is in {path}?", "i think the {topic} is saved in {path}, can you tell me what it is"],
     },
     "wrong_folder": {
         "dev": ["What is the {topic} in {path}?", "Read {path} and tell me the {topic}."],
         "test": ["Open {path}: what {topic} does it give?", "I need the {topic} from {path}."],
         "test2": ["Please get me the {topic} stored in {path}.", "According to {path}, what is the {topic}?"],
         "test3": ["Find the {topic} in {path} for me.", "Tell me which {topic} {path} lists."],
+        "test4": ["Would you mind reading me the {topic} from {path}?", "Need the {topic}; it's in {path}, I believe."],
     },
     "folder_for_file": {
         "dev": ["What is the {topic} written in the {folder} folder?", "Read {folder} and tell me the {topic}.",
@@ -124,6 +128,7 @@ WORDINGS: dict[str, dict[str, list[Any]]] = {
         "test": ["Somewhere in {folder}/ there is a {topic}. What is it?", "Find the {topic} in the {folder} folder."],
         "test2": ["The {folder} directory has the {topic} somewhere. Tell me what it is.", "Check the files in {folder} and report the {topic}."],
         "test3": ["One of the files in {folder} holds the {topic}. What does it say?", "Dig through {folder} and tell me the {topic}."],
+        "test4": ["i put the {topic} somewhere in my {folder} folder, what was it again?", "Please look inside {folder} and let me know what the {topic} is."],
     },
     "combine": {
         "dev": [
@@ -135,6 +140,7 @@ WORDINGS: dict[str, dict[str, list[Any]]] = {
         "test": ["Add up the {item} listed in {a} and {b}.", "Between {a} and {b}, what is the biggest number of {item}?"],
         "test2": ["Sum the {item} from {a} and {b}.", "Compare the {item} in {a} with the {item} in {b} and give the higher count."],
         "test3": ["If you add the {item} in {a} to those in {b}, how many are there?", "Which file lists more {item}, {a} or {b}? Tell me that number."],
+        "test4": ["{a} and {b} each list some {item}. What's the combined total?", "I only care about the bigger of the two {item} counts in {a} and {b}. What number is it?"],
     },
     "code": {
         "dev": [
@@ -145,6 +151,7 @@ WORDINGS: dict[str, dict[str, list[Any]]] = {
         "test": ["List the functions defined in {path}.", "In {path}, what is the return value of {fn}?"],
         "test2": ["Which functions live in {path}? I want every name.", "Report what {fn} in {path} returns."],
         "test3": ["Give me the names of all functions in {path}.", "{fn} in {path}: what does it return?"],
+        "test4": ["Could you list every function that's defined in {path}, please?", "I'm curious what {fn} returns. It's defined in {path}."],
     },
     "count": {
         "dev": [
@@ -155,6 +162,7 @@ WORDINGS: dict[str, dict[str, list[Any]]] = {
         "test": ["Count the {ext} files in {folder}/.", "What is the number of lines in {path}?"],
         "test2": ["I want to know how many {ext} files {folder}/ contains.", "Report how long {path} is in lines."],
         "test3": ["How many files with the {ext} extension sit in {folder}?", "Count the lines of {path} for me."],
+        "test4": ["how many {ext} files have i got in {folder}?", "Please tell me the total number of lines in {path}."],
     },
     "declared": {
         "dev": [
@@ -165,6 +173,7 @@ WORDINGS: dict[str, dict[str, list[Any]]] = {
         "test": ["Which version number is this project at?", "On what port is the service in this folder configured to run?"],
         "test2": ["Report the release version of this project.", "Find out which port the server of this project uses."],
         "test3": ["Tell me the version number this codebase declares.", "What port will this project's server listen on?"],
+        "test4": ["what version number does this project declare? i need it for a bug report", "Could you tell me which port this project's server is set up to use?"],
     },
     "missing_file": {
         "dev": ["What does {path} say? If there is no such file, say so.", "Read {path} and summarise it, or tell me it does not exist.",
@@ -173,6 +182,7 @@ WORDINGS: dict[str, dict[str, list[Any]]] = {
         "test": ["Show me what {path} contains; say so if the file is missing.", "Is there a {path}? If so, what is in it?"],
         "test2": ["Open {path} and tell me its content, or that it does not exist.", "I would like to see {path}; if it is not there, just say so."],
         "test3": ["Show me {path}, or tell me if it is not there.", "What is inside {path}? It may not exist."],
+        "test4": ["Can you open {path} for me? If it doesn't exist, just let me know.", "read {path}, and tell me if there's no such file"],
     },
     "search_many": {
         "dev": ["Which file in {folder} mentions {word}?", "Find the file under {folder} that talks about {word}.",
@@ -181,12 +191,14 @@ WORDINGS: dict[str, dict[str, list[Any]]] = {
         "test": ["One of the files in {folder} refers to {word}. Which one?", "Where in {folder} is {word} mentioned? Name the file."],
         "test2": ["The word {word} appears in one file in {folder}. Tell me which file.", "Look through {folder} and name the file that mentions {word}."],
         "test3": ["Somewhere in {folder} a file mentions {word}. Which file is it?", "Search {folder} for {word} and tell me the file."],
+        "test4": ["I remember writing about {word} in one of the files in {folder}. Which file was that?", "which {folder} file talks about {word}?"],
     },
     "no_tool": {
         "dev": [["What is {a} plus {b}?", "What is {a} added to {b}?"], ["Spell the word '{word}' backwards.", "Reverse the letters of '{word}'."]],
         "test": ["Compute {a} + {b}.", "Write '{word}' in reverse letter order."],
         "test2": ["Work out {a} + {b}.", "Give me '{word}' spelled from the last letter to the first."],
         "test3": ["{a} + {b} = ?", "Say '{word}' backwards, letter by letter."],
+        "test4": ["quick sanity check: what do {a} and {b} add up to?", "What do you get if you reverse '{word}' letter by letter?"],
     },
     "edit_create": {
         "dev": ["Create a file {path} containing the line '{line}'.", "Make a new file {path} with this one line: {line}",
@@ -194,24 +206,28 @@ WORDINGS: dict[str, dict[str, list[Any]]] = {
         "test": ["Write a file called {path} whose only line is: {line}", "Add a new file {path} that says '{line}'."],
         "test2": ["Create {path} with the single line: {line}", "Please make {path}, containing just '{line}'."],
         "test3": ["Write a new file {path} that contains: {line}", "I need a file {path} with the line '{line}' in it."],
+        "test4": ["Please create a file at {path}. It should contain exactly one line: {line}", "new file {path}, content: {line}"],
     },
     "edit_typo": {
         "dev": ["Fix the typo '{bad}' in {path}: it should be '{good}'.", "In {path}, '{bad}' is misspelt; correct it to '{good}'."],
         "test": ["Correct the spelling of '{bad}' to '{good}' in {path}.", "{path} has the misspelling '{bad}'. Change it to '{good}'."],
         "test2": ["There is a typo in {path}: '{bad}' must become '{good}'.", "Please fix {path}, where '{bad}' should read '{good}'."],
         "test3": ["Correct '{bad}' to '{good}' in {path}.", "{path} misspells '{good}' as '{bad}'; please repair it."],
+        "test4": ["I spelled '{good}' wrong in {path}; it says '{bad}'. Can you fix it?", "fix '{bad}' -> '{good}' in {path}"],
     },
     "edit_rename": {
         "dev": ["Rename the function {old} to {new} everywhere in {path}.", "In {path}, rename {old} to {new} (the definition and every use)."],
         "test": ["Change the name of {old} to {new} throughout {path}.", "Replace every {old} in {path} with {new}."],
         "test2": ["In {path}, change every {old} to {new}.", "Rename {old} as {new} in all of {path}."],
         "test3": ["Swap the name {old} for {new} everywhere in {path}.", "{path}: rename {old} to {new}."],
+        "test4": ["Could you rename {old} to {new} in {path}? Please update every place it's used.", "I'd like {old} called {new} instead, all through {path}."],
     },
     "edit_setting": {
         "dev": ["Change the {key} in {path} to {value}.", "Set {key} to {value} in {path}."],
         "test": ["Update {path} so that {key} is {value}.", "In {path}, make the {key} {value}."],
         "test2": ["In the file {path}, {key} must now be {value}. Please edit it.", "{path} should have {key} set to {value}; update it."],
         "test3": ["Change {path} so that {key} equals {value}.", "I want the {key} in {path} to be {value}."],
+        "test4": ["Please open {path} and change the {key} setting to {value}.", "the {key} in {path} needs to be {value} now, can you update it?"],
     },
     "edit_append": {
         "dev": ["Append the line '{line}' to {path}.", "Add '{line}' at the end of {path}.",
@@ -219,18 +235,21 @@ WORDINGS: dict[str, dict[str, list[Any]]] = {
         "test": ["Put '{line}' as a new last line of {path}.", "Add one more line to {path}: {line}"],
         "test2": ["Please add '{line}' as the final line of {path}.", "Append to {path}: {line}"],
         "test3": ["Add the line '{line}' to the end of {path}.", "{path} needs one more line at the bottom: {line}"],
+        "test4": ["Can you tack '{line}' onto the end of {path}?", "please add this as a new line at the very end of {path}: {line}"],
     },
     "edit_copy": {
         "dev": ["Copy the {topic} from {src} into a new file {dst}.", "Write the {topic} found in {src} to a new file {dst}."],
         "test": ["Create {dst} holding the {topic} that {src} gives.", "Take the {topic} from {src} and save it in a new file {dst}."],
         "test2": ["Store the {topic} of {src} in a new file {dst}.", "Make a new file {dst} that holds the {topic} given in {src}."],
         "test3": ["Put the {topic} from {src} into a new file called {dst}.", "Read the {topic} in {src} and write it to a new file {dst}."],
+        "test4": ["I need a new file {dst} with the {topic} that's written in {src}.", "grab the {topic} out of {src} and put it in a fresh file {dst}"],
     },
     "edit_misspelt": {
         "dev": ["Change the {key} in {path} to {value}.", "Set {key} to {value} in {path}."],
         "test": ["Update {path} so that {key} is {value}.", "In {path}, make the {key} {value}."],
         "test2": ["In the file {path}, {key} must now be {value}. Please edit it.", "{path} should have {key} set to {value}; update it."],
         "test3": ["Change {path} so that {key} equals {value}.", "I want the {key} in {path} to be {value}."],
+        "test4": ["{key} should be {value} in my {path}, can you fix that?", "Please edit {path}: {key} needs to become {value}."],
     },
 }
 
