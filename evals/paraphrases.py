@@ -8,6 +8,11 @@ These are dev tasks (for choosing); the test split's wordings are not among them
 
 Set q (2026-12-06) words questions as commands or requests ("List ...", "I want to know
 ...") and settings in more ways: the first test split missed list questions and settings.
+Set r (the same day) words changes with no change verb, which-file questions as
+statements, appends, copies, reversals and project questions as requests: the second test
+split (test2) missed those.
+
+    python evals/paraphrases.py evals/results/tasks-devr.jsonl --set r --per-kind 6 --seed 7717
 """
 
 from __future__ import annotations
@@ -61,17 +66,32 @@ PARAPHRASES_Q: dict[str, list] = {
 }
 PARAPHRASES_Q["edit_misspelt"] = PARAPHRASES_Q["edit_setting"]
 
+PARAPHRASES_R: dict[str, list] = {
+    "edit_typo": ["{path} spells '{good}' wrong: it says '{bad}'.", "In {path} the word '{bad}' ought to be '{good}'.",
+                  "'{bad}' in {path} needs to read '{good}'.", "There's a spelling mistake in {path}, '{bad}' for '{good}'."],
+    "edit_append": ["Stick '{line}' on the end of {path}.", "{path} should get a last line: {line}",
+                    "Tack the line '{line}' onto {path}.", "Finish {path} with one more line, '{line}'."],
+    "edit_copy": ["Record the {topic} from {src} in a new file {dst}.", "Keep a copy of the {topic} in {src} as a new file {dst}.",
+                  "{dst} should be a new file holding the {topic} that {src} gives.", "Place the {topic} of {src} into a new file {dst}."],
+    "search_many": ["{word} is mentioned in a file somewhere in {folder}. Which one?", "Identify the file in {folder} that contains {word}.",
+                    "One file in {folder} has the word {word}. Name it.", "Go through {folder} and tell me the file with {word} in it."],
+    "no_tool": [["Find {a} plus {b}.", "Add {a} and {b} together and tell me the result."],
+                ["Write '{word}' right to left.", "What is '{word}' with its letters reversed?"]],
+    "declared": [["Report this project's version.", "Find out the version this project declares."],
+                 ["Check which port the server in this project listens on.", "Get me the port this project's server uses."]],
+}
+
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("out", type=Path)
     ap.add_argument("--per-kind", type=int, default=12)
     ap.add_argument("--seed", type=int, default=4821)
-    ap.add_argument("--set", choices=("p", "q"), default="p")
+    ap.add_argument("--set", choices=("p", "q", "r"), default="p")
     args = ap.parse_args()
     rng = random.Random(args.seed)
     tasks = []
-    for kind, wordings in (PARAPHRASES if args.set == "p" else PARAPHRASES_Q).items():
+    for kind, wordings in {"p": PARAPHRASES, "q": PARAPHRASES_Q, "r": PARAPHRASES_R}[args.set].items():
         g.WORDINGS[kind]["dev"] = wordings
         for i in range(args.per_kind):
             t = g.BUILDERS[kind](rng, "dev")

@@ -34,6 +34,15 @@ def ws(tmp_path: Path) -> Workspace:
         ("Modify config.toml so the log_level becomes debug.", True),
         ("Write out the names of the functions in pkg/utils.py.", False),  # to be told
         ("Write the port into notes.txt.", True),
+        # No change verb, a state the file must reach (a held-out split's wordings, left undone):
+        ("There is a typo in notes/guide.md: 'teh' must become 'the'.", True),
+        ("In config.cfg the port has to be 9090 from now on.", True),
+        ("What should the port in config.cfg be?", False),
+        ("Store the owner of ops/owner.txt in a new file owner.txt.", True),
+        ("notes/guide.md spells 'receive' wrong.", True),
+        ("Put one more line in todo.md: - call mum", True),
+        ("todo.md should get the line '- call mum' at the end.", True),
+        ("Tell me the last line of notes.txt.", False),  # asked to be told, not to add
         ("What is the launch code in notes.txt?", False),
         ("Read config.cfg and tell me the port.", False),
         ("Which file mentions the update?", False),  # 'update' as a noun, not leading a clause
@@ -54,6 +63,10 @@ def test_wants_change(task: str, change: bool) -> None:
         ("Get me the backup host out of config/backup.txt.", True),
         ("Write out the names of the functions in pkg/utils.py.", True),
         ("Print the names of the functions found in app/core.py.", True),
+        ("The word lantern appears in a file in docs. Tell me which file.", True),  # the ask comes second
+        ("Search docs and then tell me which file has lantern.", True),
+        ("Identify the file under docs that mentions lantern.", True),
+        ("There is a typo in notes/guide.md: 'teh' must become 'the'.", False),
         ("Set port to 9090 in config.cfg.", False),
         ("I need you to fix the typo in notes.txt.", False),  # a change word anywhere
         ("Can you add '- milk' to todo.md?", False),
@@ -189,6 +202,7 @@ def test_an_append_task_appends(ws: Workspace) -> None:
     assert c is not None and "edit_file" not in c.text and "write_file" in c.text
     assert policy.appends("Add 'milk' at the end of todo.md.") and not policy.appends("Create a file a.txt with one line.")
     assert not policy.appends("What is the last line of notes.txt?")  # a question, not a change
+    assert policy.appends("Please add '- milk' as the final line of todo.md.")
 
 
 def test_once_the_named_file_is_read_an_append_task_appends_next(ws: Workspace) -> None:
@@ -539,6 +553,8 @@ def test_an_edit_of_a_settings_line_keeps_its_style(tmp_path: Path, old: str, ne
         ("Which is larger, the chairs in a.txt or b.txt?", True),
         ("What is 17 plus 25?", True),
         ("Spell 'lamp' backwards.", True),
+        ("Give me 'lamp' spelled from the last letter to the first.", True),
+        ("Add 12 and 30 together, please.", True),
         ("What is the launch code in notes.txt?", False),
         ("Add the line 'total: 4' to notes.txt.", False),  # a change, not a question
         ("Which file has the fewest lines, at least as counted by wc?", True),
@@ -564,6 +580,8 @@ def test_a_question_that_asks_for_something_worked_out(task: str, computes: bool
         ("Which document in data brings up glacier?", True),
         ("Point me to the file in notes that names glacier.", True),
         ("tangerine is written in one of the files in records. Which file?", True),
+        ("Go through docs and name the file that mentions glacier.", True),
+        ("Look in docs and tell me the file with glacier in it.", True),
         ("Which file is the largest in docs?", False),
         ("What does notes.txt say?", False),
     ],

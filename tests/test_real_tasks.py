@@ -132,3 +132,13 @@ def test_files_of_a_type_are_counted_by_finding_them(qwen) -> None:  # type: ign
     runs = _run(qwen, tasks)
     assert len(runs) == 3 and all(r.calls and r.calls[0].startswith("find_files(") for r in runs), [(r.id, r.calls) for r in runs]
     assert _done(runs) >= 2, _why(runs)
+
+
+def test_the_functions_a_file_defines_are_all_named(qwen) -> None:  # type: ignore[no-untyped-def]
+    # Having read the file, the model listed it as a folder, then its folder, and answered
+    # with one function or the file's name (test split: 5 of 11 "List the functions" right).
+    lists = {s: [t for t in generate(s, seed=SEED) if t.kind == "code" and len(t.answer) == 3] for s in ("test", "dev")}
+    tasks = lists["test"][:2] + lists["dev"][:2]
+    runs = _run(qwen, tasks)
+    assert len(runs) == 4 and not [r for r in runs if any(c.startswith("list_dir(") for c in r.calls)], [(r.id, r.calls) for r in runs]
+    assert _done(runs) >= 3, _why(runs)
