@@ -26,12 +26,13 @@ PATH_ERRORS = frozenset({"not_found", "not_a_file", "not_a_dir"})
 # Tokens that start structured output: a call's envelope, or a call in disguise.
 STRUCTURED_STARTS = ("{", "[", "`", "<")
 
-# A task that asks for a change: one of these verbs leads a sentence or follows "please"
-# ("write out the names" and "add up" ask to be told).
+# A task that asks for a change: one of these verbs leads a sentence or a clause ("and
+# change", "then fix") or follows "please", "can you", "I need you to" ("write out the
+# names" and "add up" ask to be told).
 _CHANGE = re.compile(
-    r"(?:^|[.!?:;]\s+|\bplease\s+|,\s*)(create|write(?!\s+out\b)|make|add(?!\s+up\b)|append|put|fix|correct|rename|replace|change|set|"
+    r"(?:^|[.!?:;]\s+|\bplease\s+|,\s*|\b(?:can|could|would|will)\s+you\s+(?:please\s+)?|\byou\s+to\s+|\b(?:and|then)\s+)(create|write(?!\s+out\b)|make|add(?!\s+up\b)|append|put|fix|correct|rename|replace|change|set|"
     r"update|edit|modify|delete|remove|copy|save|insert|move|take|store|record|place|paste|enter|adjust|alter|amend|repair|"
-    r"swap|switch|rewrite|overwrite|erase|clear|drop|bump|increase|decrease)\b",
+    r"swap|switch|rewrite|overwrite|erase|clear|drop|bump|increase|decrease)\b(?![./]\w)",  # not 'store.txt'
     re.IGNORECASE,
 )
 # A state the task says a file must reach, with no verb to do it: "There is a typo in X:
@@ -41,6 +42,15 @@ _MUST_BE = re.compile(
     r"|\btypos?\b|\bmisspel|\bspell\w* (it |\S+ )?wrong|\bspelling (mistake|error)",
     re.IGNORECASE,
 )
+# A file asked for, or a state wished for: "I need a file X with ...", "I want the port in X
+# to be 80", "I'd like calc called compute instead" (asked to be told by their first words).
+_WISH = re.compile(
+    r"\b(new|fresh|empty)\s+file\b|\b(need|want|like)\s+(a|an)\s+file\b"
+    r"|\b(want|like|need)\s+(?!to\b)(?:\S+\s+){1,8}?to\s+(be|become|read|say)\b|\bcalled\s+\S+\s+instead\b",
+    re.IGNORECASE,
+)
+# A request put as a question is still a request: "Can you add X to the end of F?"
+_REQUEST = re.compile(r"^\s*(?:please\s+)?(?:can|could|would|will)\s+you\b", re.IGNORECASE)
 _QUESTION = re.compile(r"\?\s*$|^\s*(what|which|who|where|when|why|how|is|are|does|do)\b", re.IGNORECASE)
 # A question about the folder itself, with no path named: look before answering.
 _ABOUT_WORKSPACE = re.compile(
@@ -53,18 +63,21 @@ _ABOUT_WORKSPACE = re.compile(
 def wants_change(task: str) -> bool:
     """Whether the task asks for a change to the workspace (not only for an answer): a
     change verb and a file to change ("Write a long story" asks for prose, not a file)."""
-    stated = (_MUST_BE.search(task) or _APPEND.search(task)) and not _QUESTION.search(task) and not _ASKS.search(task)
+    question = _QUESTION.search(task) and not _REQUEST.search(task)
+    stated = not question and (
+        _WISH.search(task) or ((_MUST_BE.search(task) or _APPEND.search(task)) and not (_ASKS.search(task) and not _REQUEST.search(task)))
+    )
     if not _CHANGE.search(task.strip()) and not stated:
         return False
     return bool(re.search(r"\b(file|folder)\b", task, re.IGNORECASE)) or any(PATH_SHAPED.fullmatch(w) for w in path_words(task))
 
 
-_CHANGE_WORD = re.compile(_CHANGE.pattern.split(")(", 1)[1].split(")\\b", 1)[0].join([r"\b(", r")"]) + r"\b", re.IGNORECASE)
+_CHANGE_WORD = re.compile(_CHANGE.pattern.split(")(", 1)[1].split(")\\b", 1)[0].join([r"\b(", r")"]) + r"\b(?![./]\w)", re.IGNORECASE)
 # A question, or a request for something to be told, not done: "I need the port from X."
 _ASKS = re.compile(
-    r"(?:^|[.!?;:]\s+)\s*(?:please\s+|(?:can|could|would)\s+you\s+)?(what|which|who|where|when|why|how|is|are|does|do|list|tell|say|name|"
+    r"(?:^|[.!?;:,]\s+)\s*(?:please\s+|(?:can|could|would)\s+you\s+)?(what|which|who|where|when|why|how|is|are|does|do|list|tell|say|name|"
     r"read|find|show|count|give|get|report|look|check|open|according|print|write\s+out|identify|locate|determine|"
-    r"i\s+(?:need|want|would\s+like)|i'd\s+like)\b|\band\s+(?:then\s+)?(?:tell|say|name|show|give|report|list)\b|\?\s*$",
+    r"need|i\s+(?:need|want|would\s+like|wonder)|i'd\s+like|i'm\s+curious)\b|\band\s+(?:then\s+)?(?:tell|say|name|show|give|report|list)\b|\?\s*$",
     re.IGNORECASE,
 )
 
@@ -200,7 +213,7 @@ def asks_only(task: str) -> bool:
     told, and no change word anywhere): then no file is written. Having read
     notes/server.txt to answer "what port...?", the 1.5B model appended its answer to the
     file; asked "I need the port from notes/sever.txt.", it rewrote the file."""
-    return bool(_ASKS.search(task)) and not _CHANGE_WORD.search(task) and not wants_change(task)
+    return bool(_ASKS.search(task)) and not wants_change(task)
 
 
 def writes_files(t: Tool) -> bool:

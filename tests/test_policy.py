@@ -43,6 +43,14 @@ def ws(tmp_path: Path) -> Workspace:
         ("Put one more line in todo.md: - call mum", True),
         ("todo.md should get the line '- call mum' at the end.", True),
         ("Tell me the last line of notes.txt.", False),  # asked to be told, not to add
+        # A change asked as a request, or in a second clause (a held-out split's wordings):
+        ("The port in config.ini should be 80 now, can you update it?", True),
+        ("Could you please rename calc to compute in app/main.py?", True),
+        ("Open config.ini and set the port to 80.", True),
+        ("I want you to fix the typo in notes/guide.md.", True),
+        ("I need a new file notes/port.txt with the port from config.ini.", True),
+        ("Is there a new file in notes?", False),
+        ("Which file mentions the update and the change?", False),
         ("What is the launch code in notes.txt?", False),
         ("Read config.cfg and tell me the port.", False),
         ("Which file mentions the update?", False),  # 'update' as a noun, not leading a clause

@@ -13,8 +13,8 @@ from .suite import Task
 
 # test2: a second held-out split (new seed and wordings, written 2026-12-06 before any run
 # on it), made once the first test split had been used to find failures.
-SEEDS = {"dev": 1701, "test": 9203, "test2": 5519, "test3": 8191, "test4": 3313}
-PER_KIND = {"dev": 8, "test": 11, "test2": 11, "test3": 11, "test4": 11}
+SEEDS = {"dev": 1701, "test": 9203, "test2": 5519, "test3": 8191, "test4": 3313, "test5": 2719}
+PER_KIND = {"dev": 8, "test": 11, "test2": 11, "test3": 11, "test4": 11, "test5": 11}
 
 # ── content pools ────────────────────────────────────────────────────────────────────────
 
@@ -100,6 +100,8 @@ WORDINGS: dict[str, dict[str, list[Any]]] = {
         "test2": ["Could you find out the {topic} from {path}?", "{path}: what {topic} is written there?"],
         "test3": ["Show me the {topic} that {path} records.", "What {topic} is noted in {path}?"],
         "test4": ["hey, what's the {topic} in {path}?", "I need to know the {topic}. It's written down in {path}."],
+        "test5": ["hey, could you peek at {path} and let me know the {topic}?",
+                  "need the {topic} - it's written down in {path}"],
     },
     "misspelt_path": {
         "dev": ["What is the {topic} in {path}?", "Read {path} and tell me the {topic}."],
@@ -107,6 +109,7 @@ WORDINGS: dict[str, dict[str, list[Any]]] = {
         "test2": ["Please get me the {topic} stored in {path}.", "According to {path}, what is the {topic}?"],
         "test3": ["Find the {topic} in {path} for me.", "Tell me which {topic} {path} lists."],
         "test4": ["Can you pull up {path} and tell me what the {topic} is? Thanks!", "get {topic} from {path}"],
+        "test5": ["What {topic} is recorded in {path}? Thanks!", "pls grab the {topic} out of {path} for me"],
     },
     "wrong_case": {
         "dev": ["What is the {topic} in {path}?", "Read {path} and tell me the {topic}."],
@@ -114,6 +117,8 @@ WORDINGS: dict[str, dict[str, list[Any]]] = {
         "test2": ["Please get me the {topic} stored in {path}.", "According to {path}, what is the {topic}?"],
         "test3": ["Find the {topic} in {path} for me.", "Tell me which {topic} {path} lists."],
         "test4": ["Quick one: which {topic} is in {path}?", "i think the {topic} is saved in {path}, can you tell me what it is"],
+        "test5": ["I'm trying to remember the {topic}; I think it's in {path}. Can you tell me?",
+                  "{topic} from {path}, please."],
     },
     "wrong_folder": {
         "dev": ["What is the {topic} in {path}?", "Read {path} and tell me the {topic}."],
@@ -121,6 +126,8 @@ WORDINGS: dict[str, dict[str, list[Any]]] = {
         "test2": ["Please get me the {topic} stored in {path}.", "According to {path}, what is the {topic}?"],
         "test3": ["Find the {topic} in {path} for me.", "Tell me which {topic} {path} lists."],
         "test4": ["Would you mind reading me the {topic} from {path}?", "Need the {topic}; it's in {path}, I believe."],
+        "test5": ["can you tell me what {topic} is noted in {path}",
+                  "I saved the {topic} in {path} a while back - what does it say?"],
     },
     "folder_for_file": {
         "dev": ["What is the {topic} written in the {folder} folder?", "Read {folder} and tell me the {topic}.",
@@ -129,6 +136,8 @@ WORDINGS: dict[str, dict[str, list[Any]]] = {
         "test2": ["The {folder} directory has the {topic} somewhere. Tell me what it is.", "Check the files in {folder} and report the {topic}."],
         "test3": ["One of the files in {folder} holds the {topic}. What does it say?", "Dig through {folder} and tell me the {topic}."],
         "test4": ["i put the {topic} somewhere in my {folder} folder, what was it again?", "Please look inside {folder} and let me know what the {topic} is."],
+        "test5": ["I stuck the {topic} in some file inside {folder}, can you dig it out for me?",
+                  "what's the {topic}? it's in one of the files in {folder}"],
     },
     "combine": {
         "dev": [
@@ -141,6 +150,8 @@ WORDINGS: dict[str, dict[str, list[Any]]] = {
         "test2": ["Sum the {item} from {a} and {b}.", "Compare the {item} in {a} with the {item} in {b} and give the higher count."],
         "test3": ["If you add the {item} in {a} to those in {b}, how many are there?", "Which file lists more {item}, {a} or {b}? Tell me that number."],
         "test4": ["{a} and {b} each list some {item}. What's the combined total?", "I only care about the bigger of the two {item} counts in {a} and {b}. What number is it?"],
+        "test5": ["{a} has some {item} and so does {b}; what's the combined total of {item}?",
+                  "compare the {item} in {a} with the {item} in {b} and tell me the bigger number"],
     },
     "code": {
         "dev": [
@@ -152,6 +163,8 @@ WORDINGS: dict[str, dict[str, list[Any]]] = {
         "test2": ["Which functions live in {path}? I want every name.", "Report what {fn} in {path} returns."],
         "test3": ["Give me the names of all functions in {path}.", "{fn} in {path}: what does it return?"],
         "test4": ["Could you list every function that's defined in {path}, please?", "I'm curious what {fn} returns. It's defined in {path}."],
+        "test5": ["can you give me a list of all the functions in {path}?",
+                  "I'm curious what {fn} returns - it's in {path}."],
     },
     "count": {
         "dev": [
@@ -163,6 +176,8 @@ WORDINGS: dict[str, dict[str, list[Any]]] = {
         "test2": ["I want to know how many {ext} files {folder}/ contains.", "Report how long {path} is in lines."],
         "test3": ["How many files with the {ext} extension sit in {folder}?", "Count the lines of {path} for me."],
         "test4": ["how many {ext} files have i got in {folder}?", "Please tell me the total number of lines in {path}."],
+        "test5": ["Could you tell me how many {ext} files live in the {folder} directory?",
+                  "how many lines long is {path}?"],
     },
     "declared": {
         "dev": [
@@ -174,6 +189,8 @@ WORDINGS: dict[str, dict[str, list[Any]]] = {
         "test2": ["Report the release version of this project.", "Find out which port the server of this project uses."],
         "test3": ["Tell me the version number this codebase declares.", "What port will this project's server listen on?"],
         "test4": ["what version number does this project declare? i need it for a bug report", "Could you tell me which port this project's server is set up to use?"],
+        "test5": ["hey, which version is this project declared as?",
+                  "I need to know the port number the server for this project is set to use."],
     },
     "missing_file": {
         "dev": ["What does {path} say? If there is no such file, say so.", "Read {path} and summarise it, or tell me it does not exist.",
@@ -183,6 +200,8 @@ WORDINGS: dict[str, dict[str, list[Any]]] = {
         "test2": ["Open {path} and tell me its content, or that it does not exist.", "I would like to see {path}; if it is not there, just say so."],
         "test3": ["Show me {path}, or tell me if it is not there.", "What is inside {path}? It may not exist."],
         "test4": ["Can you open {path} for me? If it doesn't exist, just let me know.", "read {path}, and tell me if there's no such file"],
+        "test5": ["can you show me {path}? if it isn't there just tell me",
+                  "I'd like to see the contents of {path}, assuming that file actually exists - let me know if it doesn't."],
     },
     "search_many": {
         "dev": ["Which file in {folder} mentions {word}?", "Find the file under {folder} that talks about {word}.",
@@ -192,6 +211,8 @@ WORDINGS: dict[str, dict[str, list[Any]]] = {
         "test2": ["The word {word} appears in one file in {folder}. Tell me which file.", "Look through {folder} and name the file that mentions {word}."],
         "test3": ["Somewhere in {folder} a file mentions {word}. Which file is it?", "Search {folder} for {word} and tell me the file."],
         "test4": ["I remember writing about {word} in one of the files in {folder}. Which file was that?", "which {folder} file talks about {word}?"],
+        "test5": ["there's a file somewhere in {folder} with {word} in it - which file is that?",
+                  "Could you tell me which file inside {folder} has the word {word}?"],
     },
     "no_tool": {
         "dev": [["What is {a} plus {b}?", "What is {a} added to {b}?"], ["Spell the word '{word}' backwards.", "Reverse the letters of '{word}'."]],
@@ -199,6 +220,8 @@ WORDINGS: dict[str, dict[str, list[Any]]] = {
         "test2": ["Work out {a} + {b}.", "Give me '{word}' spelled from the last letter to the first."],
         "test3": ["{a} + {b} = ?", "Say '{word}' backwards, letter by letter."],
         "test4": ["quick sanity check: what do {a} and {b} add up to?", "What do you get if you reverse '{word}' letter by letter?"],
+        "test5": ["quick one - what do you get when you add {a} and {b}?",
+                  "can you write out '{word}' with its letters in reverse order?"],
     },
     "edit_create": {
         "dev": ["Create a file {path} containing the line '{line}'.", "Make a new file {path} with this one line: {line}",
@@ -207,6 +230,8 @@ WORDINGS: dict[str, dict[str, list[Any]]] = {
         "test2": ["Create {path} with the single line: {line}", "Please make {path}, containing just '{line}'."],
         "test3": ["Write a new file {path} that contains: {line}", "I need a file {path} with the line '{line}' in it."],
         "test4": ["Please create a file at {path}. It should contain exactly one line: {line}", "new file {path}, content: {line}"],
+        "test5": ["can you make me a file at {path} that just contains '{line}'?",
+                  "I need a new file, {path}, with a single line in it: {line}"],
     },
     "edit_typo": {
         "dev": ["Fix the typo '{bad}' in {path}: it should be '{good}'.", "In {path}, '{bad}' is misspelt; correct it to '{good}'."],
@@ -214,6 +239,8 @@ WORDINGS: dict[str, dict[str, list[Any]]] = {
         "test2": ["There is a typo in {path}: '{bad}' must become '{good}'.", "Please fix {path}, where '{bad}' should read '{good}'."],
         "test3": ["Correct '{bad}' to '{good}' in {path}.", "{path} misspells '{good}' as '{bad}'; please repair it."],
         "test4": ["I spelled '{good}' wrong in {path}; it says '{bad}'. Can you fix it?", "fix '{bad}' -> '{good}' in {path}"],
+        "test5": ["oops, I wrote '{bad}' in {path} - could you fix it to '{good}'?",
+                  "Please replace the misspelt '{bad}' in {path} with the correct '{good}'."],
     },
     "edit_rename": {
         "dev": ["Rename the function {old} to {new} everywhere in {path}.", "In {path}, rename {old} to {new} (the definition and every use)."],
@@ -221,6 +248,8 @@ WORDINGS: dict[str, dict[str, list[Any]]] = {
         "test2": ["In {path}, change every {old} to {new}.", "Rename {old} as {new} in all of {path}."],
         "test3": ["Swap the name {old} for {new} everywhere in {path}.", "{path}: rename {old} to {new}."],
         "test4": ["Could you rename {old} to {new} in {path}? Please update every place it's used.", "I'd like {old} called {new} instead, all through {path}."],
+        "test5": ["can you rename {old} to {new} in {path}? make sure every use gets updated too",
+                  "I'd like {old} in {path} to be called {new} from now on, definition and all calls."],
     },
     "edit_setting": {
         "dev": ["Change the {key} in {path} to {value}.", "Set {key} to {value} in {path}."],
@@ -228,6 +257,8 @@ WORDINGS: dict[str, dict[str, list[Any]]] = {
         "test2": ["In the file {path}, {key} must now be {value}. Please edit it.", "{path} should have {key} set to {value}; update it."],
         "test3": ["Change {path} so that {key} equals {value}.", "I want the {key} in {path} to be {value}."],
         "test4": ["Please open {path} and change the {key} setting to {value}.", "the {key} in {path} needs to be {value} now, can you update it?"],
+        "test5": ["please set the {key} in {path} to {value}, thanks",
+                  "{path} needs its {key} changed to {value} - can you do that?"],
     },
     "edit_append": {
         "dev": ["Append the line '{line}' to {path}.", "Add '{line}' at the end of {path}.",
@@ -236,6 +267,8 @@ WORDINGS: dict[str, dict[str, list[Any]]] = {
         "test2": ["Please add '{line}' as the final line of {path}.", "Append to {path}: {line}"],
         "test3": ["Add the line '{line}' to the end of {path}.", "{path} needs one more line at the bottom: {line}"],
         "test4": ["Can you tack '{line}' onto the end of {path}?", "please add this as a new line at the very end of {path}: {line}"],
+        "test5": ["can you stick the line '{line}' onto the end of {path}?",
+                  "I want '{line}' added to {path} as the final line."],
     },
     "edit_copy": {
         "dev": ["Copy the {topic} from {src} into a new file {dst}.", "Write the {topic} found in {src} to a new file {dst}."],
@@ -243,6 +276,8 @@ WORDINGS: dict[str, dict[str, list[Any]]] = {
         "test2": ["Store the {topic} of {src} in a new file {dst}.", "Make a new file {dst} that holds the {topic} given in {src}."],
         "test3": ["Put the {topic} from {src} into a new file called {dst}.", "Read the {topic} in {src} and write it to a new file {dst}."],
         "test4": ["I need a new file {dst} with the {topic} that's written in {src}.", "grab the {topic} out of {src} and put it in a fresh file {dst}"],
+        "test5": ["grab the {topic} out of {src} and write it into a new file called {dst}",
+                  "Could you make a new file {dst} containing the {topic} that's in {src}?"],
     },
     "edit_misspelt": {
         "dev": ["Change the {key} in {path} to {value}.", "Set {key} to {value} in {path}."],
@@ -250,6 +285,8 @@ WORDINGS: dict[str, dict[str, list[Any]]] = {
         "test2": ["In the file {path}, {key} must now be {value}. Please edit it.", "{path} should have {key} set to {value}; update it."],
         "test3": ["Change {path} so that {key} equals {value}.", "I want the {key} in {path} to be {value}."],
         "test4": ["{key} should be {value} in my {path}, can you fix that?", "Please edit {path}: {key} needs to become {value}."],
+        "test5": ["can you switch {key} to {value} in {path}?",
+                  "The {key} in {path} should now be {value}; please update it."],
     },
 }
 
