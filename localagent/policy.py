@@ -62,11 +62,11 @@ _ABOUT_WORKSPACE = re.compile(
 
 def wants_change(task: str) -> bool:
     """Whether the task asks for a change to the workspace (not only for an answer): a
-    change verb and a file to change ("Write a long story" asks for prose, not a file)."""
-    question = _QUESTION.search(task) and not _REQUEST.search(task)
-    stated = not question and (
-        _WISH.search(task) or ((_MUST_BE.search(task) or _APPEND.search(task)) and not (_ASKS.search(task) and not _REQUEST.search(task)))
-    )
+    change verb, a file wished for, or a state a file must reach (unless it is a question
+    or asks to be told), and a file to change ("Write a long story" asks for prose)."""
+    request = _REQUEST.search(task)  # "Can you ...?" asks for something done
+    question, told = (rx.search(task) and not request for rx in (_QUESTION, _ASKS))
+    stated = not question and (_WISH.search(task) or ((_MUST_BE.search(task) or _APPEND.search(task)) and not told))
     if not _CHANGE.search(task.strip()) and not stated:
         return False
     return bool(re.search(r"\b(file|folder)\b", task, re.IGNORECASE)) or any(PATH_SHAPED.fullmatch(w) for w in path_words(task))
@@ -210,7 +210,7 @@ def next_tool(plan_tools: tuple[str, ...], called: list[str]) -> str:
 
 def asks_only(task: str) -> bool:
     """Whether the task is only a question (a question word or mark, or a request to be
-    told, and no change word anywhere): then no file is written. Having read
+    told) that asks for no change: then no file is written. Having read
     notes/server.txt to answer "what port...?", the 1.5B model appended its answer to the
     file; asked "I need the port from notes/sever.txt.", it rewrote the file."""
     return bool(_ASKS.search(task)) and not wants_change(task)
