@@ -201,7 +201,8 @@ def _lean(node: Any) -> Any:
 def generic_system_prompt(tool_schemas: list[dict[str, Any]]) -> str:
     """The tool instructions for models whose template cannot list tools."""
     listing = "\n".join(json.dumps(s["function"], ensure_ascii=False) for s in shown_schemas(tool_schemas))
-    return load_prompt("generic_tools").format(tools=listing)
+    envelope = {"call_open": CALL_OPEN, "call_close": CALL_CLOSE, "result_open": RESULT_OPEN}
+    return load_prompt("generic_tools").format(tools=listing, **envelope)
 
 
 def text_messages(messages: list[Message], schemas: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -7,7 +7,7 @@ import json
 from hypothesis import given
 from hypothesis import strategies as st
 
-from localagent.formats import CALL_CLOSE, CALL_OPEN, generic_system_prompt, parse, render_call, shown_schemas
+from localagent.formats import CALL_CLOSE, CALL_OPEN, RESULT_OPEN, generic_system_prompt, parse, render_call, shown_schemas
 
 
 def test_prose_only() -> None:
@@ -111,6 +111,7 @@ def test_generic_system_prompt_lists_every_tool() -> None:
     text = generic_system_prompt(schemas)
     assert '"name": "read_file"' in text and '"name": "list_dir"' in text
     assert CALL_OPEN in text and '{"name": "TOOL_NAME"' in text  # the braces survived .format
+    assert CALL_CLOSE in text and RESULT_OPEN in text  # the envelope filled in from the constants
 
 
 def test_the_prompt_shows_a_schema_without_what_decoding_enforces() -> None:

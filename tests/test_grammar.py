@@ -408,8 +408,8 @@ def test_the_rewritten_pattern_allows_only_strings_the_original_matches(pattern:
 
 
 def test_the_grammar_files_spell_the_envelope_formats_defines() -> None:
-    # The grammars are data (grammars/*.gbnf, the Lark text of the llguidance engine), so they
-    # cannot import formats.CALL_OPEN: this keeps the three spellings one.
+    # grammars/calls.gbnf is data, so it cannot import formats.CALL_OPEN: this keeps its spelling
+    # the one formats defines (the Lark text and the generic prompt are built from the constants).
     from localagent.constraint.grammar import load_grammar_file
     from localagent.constraint.llguidance_engine import CALLS
     from localagent.formats import CALL_CLOSE, CALL_OPEN

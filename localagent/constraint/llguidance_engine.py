@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import ConstraintError
+from ..formats import CALL_CLOSE, CALL_OPEN
 from .grammar import _SCHEMA_MAPS, _VERBATIM, ToolChoice, _literal, _tools_for, load_grammar_file
 
 SPECIAL = b"\xff"  # llguidance's mark on a special token's bytes: text can never spell it
@@ -36,9 +37,11 @@ SPECIAL = b"\xff"  # llguidance's mark on a special token's bytes: text can neve
 JSON_OPTIONS = {"whitespace_flexible": False, "item_separator": ", ", "key_separator": ": ", "lenient": True}
 # grammars/calls.gbnf in Lark: there a call's rules must be Lark rules (lower case), since
 # each tool's arguments are llguidance's JSON-schema rule (%json), which GBNF cannot hold.
-CALLS = r"""call_block: "<tool_call>\n" call "\n</tool_call>"
-calls_many: call_block ("\n" call_block){0,7}
-calls_one: call_block"""
+CALLS = (
+    f"call_block: {json.dumps(CALL_OPEN + chr(10))} call {json.dumps(chr(10) + CALL_CLOSE)}\n"
+    'calls_many: call_block ("\\n" call_block){0,7}\n'
+    "calls_one: call_block"
+)
 
 
 def _llguidance() -> Any:

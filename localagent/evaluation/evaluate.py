@@ -477,7 +477,7 @@ def score_turn(case: Case, gen: Generation) -> CaseResult:
         errors = [gen.error or f"the generation failed ({gen.finish_reason})"] + errors
     names = [t["function"]["name"] for t in case.tools]
     if not errors and not calls and (hidden := disguised_call(content, names)):
-        errors = [f"a call to '{hidden}' outside <tool_call> tags"]
+        errors = [f"a call to '{hidden}' outside {CALL_OPEN} tags"]
     verdict = (ErrorClass.FORMAT_FAILURE, errors[0]) if errors else match_calls(calls, case.expected)
     if verdict is None and not calls:
         verdict = check_answer(content, case.expected_answer)
