@@ -10,11 +10,13 @@ import re
 from typing import Any, Callable
 
 from .suite import Task
+from .wordings_test6 import WORDINGS_TEST6
 
 # test2: a second held-out split (new seed and wordings, written 2026-12-06 before any run
 # on it), made once the first test split had been used to find failures.
-SEEDS = {"dev": 1701, "test": 9203, "test2": 5519, "test3": 8191, "test4": 3313, "test5": 2719}
-PER_KIND = {"dev": 8, "test": 11, "test2": 11, "test3": 11, "test4": 11, "test5": 11}
+# test6: its wordings live in wordings_test6.py, written blind and kept out of this file.
+SEEDS = {"dev": 1701, "test": 9203, "test2": 5519, "test3": 8191, "test4": 3313, "test5": 2719, "test6": 4441}
+PER_KIND = {"dev": 8, "test": 11, "test2": 11, "test3": 11, "test4": 11, "test5": 11, "test6": 11}
 
 # ── content pools ────────────────────────────────────────────────────────────────────────
 
@@ -91,7 +93,7 @@ def _misspell(rng: random.Random, stem: str) -> str:
 # ── wordings: [dev, test] lists per kind ─────────────────────────────────────────────────
 
 # An entry that is a list holds alternatives for one question (the kinds that pick the
-# question by index); only dev has them, so the test split is generated as before.
+# question by index); only dev and test6 have them, so the test split is generated as before.
 WORDINGS: dict[str, dict[str, list[Any]]] = {
     "fact_in_subfolder": {
         "dev": ["What is the {topic} in {path}?", "Tell me the {topic} written in {path}.",
@@ -289,6 +291,9 @@ WORDINGS: dict[str, dict[str, list[Any]]] = {
                   "The {key} in {path} should now be {value}; please update it."],
     },
 }
+
+for _kind, _options in WORDINGS_TEST6.items():
+    WORDINGS[_kind]["test6"] = _options
 
 
 def _wording(rng: random.Random, kind: str, split: str, choice: int | None = None) -> str:
