@@ -20,7 +20,7 @@ from localagent.backends.base import GenerateOptions, Generation, MoreCalls
 from localagent.backends.decoder import Decoder, LogitsModel
 from localagent.backends.llama import make_drafter
 from localagent.constraint.grammar import ToolChoice, build_constraint
-from localagent.constraint.llama_grammar import FailClosed
+from localagent.constraint import FailClosed
 from localagent.constraint.llguidance_engine import SPECIAL, LLGuidanceMatcher, start_matcher, tokenizer
 from localagent.decoding import decoding_options
 from localagent.formats import CALL_OPEN

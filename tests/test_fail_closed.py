@@ -21,7 +21,8 @@ import pytest
 
 from localagent.backends.base import Generation
 from localagent.backends.fake import FakeBackend, call_text
-from localagent.constraint.llama_grammar import FailClosed, GrammarMatcher
+from localagent.constraint.llama_grammar import GrammarMatcher
+from localagent.constraint import FailClosed
 from localagent.constraint.grammar import ToolChoice, build_constraint
 from localagent.stops import EXIT_CODES, Limits, StopReason
 from localagent.tools import tool
@@ -137,6 +138,13 @@ class _Raising:
     def __init__(self, inner: Any, n: int):
         self.inner, self.n, self.calls = inner, n, 0
 
+    @property
+    def error(self) -> str | None:
+        return self.inner.error
+
+    def jump(self) -> None:
+        self._tick()
+
     def _tick(self) -> None:
         self.calls += 1
         if self.calls >= self.n:
@@ -179,6 +187,16 @@ def test_fail_closed_passes_a_working_matcher_through(vocab: Any) -> None:
     logits = np.random.default_rng(0).normal(size=vocab.n_vocab()).astype(np.float32)
     assert np.array_equal(plain.mask(logits), wrapped.mask(logits))
     assert wrapped.allows(vocab.token_eos()) and wrapped.error is None
+
+
+def test_fail_closed_says_none_for_an_engine_that_cannot_tell_its_forced_tokens(vocab: Any) -> None:
+    # llama.cpp's grammar knows no forced tokens: None, failed or not, and the decoder reads
+    # them off the text (a forcing engine gives ([], False) once failed: test_llguidance_engine).
+    m = FailClosed(_gbnf(vocab))
+    assert m.jump() is None
+    m.accept(_tokens(vocab, "hello")[0])  # refused by the grammar: the matcher fails
+    _is_dead(m, vocab)
+    assert m.jump() is None
 
 
 # -- the loop: a constraint error is a clean stop, and nothing unconstrained runs ------------

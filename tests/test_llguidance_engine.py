@@ -14,7 +14,7 @@ import pytest
 
 pytest.importorskip("llguidance")
 
-from localagent.constraint.llama_grammar import FailClosed  # noqa: E402
+from localagent.constraint import FailClosed  # noqa: E402
 from localagent.constraint.llguidance_engine import LLGuidanceMatcher, engine_ready, start_matcher, tokenizer  # noqa: E402
 from localagent.errors import ConstraintError  # noqa: E402
 from localagent.formats import CALL_OPEN  # noqa: E402

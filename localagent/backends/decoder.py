@@ -14,20 +14,18 @@ import hashlib
 import json
 import time
 from collections.abc import Set
-from typing import TYPE_CHECKING, Callable, Protocol
+from typing import Callable, Protocol
 
 import numpy as np
 
 from ..constraint.jump import forced_text
+from ..constraint import Matcher
 from ..formats import CALL_OPEN, parse
 from ..messages import canonical
 from .. import policy
 from ..policy import STRUCTURED_STARTS
 from ..sampling import Sampler
 from .base import Decision, FinishReason, Generation, GenerateOptions, MoreCalls
-
-if TYPE_CHECKING:  # the engines load llama_cpp: the decoder only names their wrapper's type
-    from ..constraint.llama_grammar import FailClosed
 
 # The draft model of greedy prose under ``prompt_lookup``: the context's ids -> drafted ids.
 Drafter = Callable[[np.ndarray], np.ndarray]
@@ -123,7 +121,7 @@ class Decoder:
             self._structured = mask
         return self._structured
 
-    def _decide(self, logits: np.ndarray, threshold: float, matcher: FailClosed) -> tuple[list[int], np.ndarray, float]:
+    def _decide(self, logits: np.ndarray, threshold: float, matcher: Matcher) -> tuple[list[int], np.ndarray, float]:
         """Call or prose at the first token. Returns the tokens to force (the
         trigger, for a call), the logits to sample from, and the call mass."""
         mask = self.structured_mask()
@@ -140,7 +138,7 @@ class Decoder:
         self,
         prompt: list[int],
         room: int,
-        matcher: FailClosed | None,
+        matcher: Matcher | None,
         options: GenerateOptions,
         t0: float,
     ) -> Generation:
@@ -346,7 +344,7 @@ class _Reply:
     def __init__(
         self,
         token_bytes: Callable[[int], bytes],
-        matcher: FailClosed | None,
+        matcher: Matcher | None,
         options: GenerateOptions,
         limit: int,
         prompt: list[int],
@@ -416,7 +414,7 @@ class _Reply:
         )
 
 
-def _allowed_choice(logits: np.ndarray, matcher: FailClosed, sampler: Sampler, rng: np.random.Generator) -> int | None:
+def _allowed_choice(logits: np.ndarray, matcher: Matcher, sampler: Sampler, rng: np.random.Generator) -> int | None:
     """The token the constrained path picks from ``logits``: the sampler's choice among
     the tokens the constraint allows; None if none is allowed."""
     if sampler.greedy:
@@ -452,7 +450,7 @@ def _head(heads: tuple[str, ...], name: str) -> str:
     return head[: head.index(key) + len(key) - 1] if head else ""
 
 
-def _emit_tail(tokens: list[int], matcher: FailClosed, emit: Callable[[int], None]) -> int:
+def _emit_tail(tokens: list[int], matcher: Matcher, emit: Callable[[int], None]) -> int:
     """Emit ``tokens`` while the grammar allows them; returns how many were emitted."""
     for i, t in enumerate(tokens):
         if not matcher.allows(t):
@@ -461,7 +459,7 @@ def _emit_tail(tokens: list[int], matcher: FailClosed, emit: Callable[[int], Non
     return len(tokens)
 
 
-def _best_allowed(logits: np.ndarray, matcher: FailClosed, k: int = 48) -> int | None:
+def _best_allowed(logits: np.ndarray, matcher: Matcher, k: int = 48) -> int | None:
     """Under greedy decoding, the best token the grammar allows among the top
     ``k``: the same token the full mask would give, at a fraction of its cost."""
     top = np.argpartition(logits, -k)[-k:]

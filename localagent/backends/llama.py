@@ -31,8 +31,9 @@ from ..formats import shown_schemas, text_messages
 from ..messages import Message
 from ..prompt import render, template_supports_tools
 from .base import Generation, GenerateOptions
-from ..constraint.llama_grammar import FailClosed, GrammarMatcher
+from ..constraint.llama_grammar import GrammarMatcher
 from ..constraint.llguidance_engine import SPECIAL, LLGuidanceMatcher, start_matcher, tokenizer
+from ..constraint import FailClosed
 from .decoder import Decoder, Drafter, LogitsModel
 from .prefix_cache import PrefixCache, cache_key
 

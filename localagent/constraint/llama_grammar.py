@@ -25,6 +25,7 @@ import numpy as np
 import llama_cpp
 
 from ..errors import ConstraintError
+from . import FailClosed  # noqa: F401  # re-exported: evals/engines.py imports it from here
 
 _NEG_INF = float("-inf")
 
@@ -108,6 +109,11 @@ class GrammarMatcher:
         except Exception as e:
             self._fail(f"accepting token {token} raised {type(e).__name__}: {e}")
 
+    def jump(self) -> None:
+        """llama.cpp's grammar does not say which tokens it forces: the decoder reads them
+        off the text (``jump.py``)."""
+        return None
+
     def close(self) -> None:
         """Free the native sampler."""
         if self._smpl:
@@ -117,79 +123,5 @@ class GrammarMatcher:
     def __del__(self) -> None:  # pragma: no cover - best effort
         try:
             self.close()
-        except Exception:
-            pass
-
-
-class FailClosed:
-    """Any matcher, with whatever it raises turned into the failed state: the
-    error is kept in ``error`` and nothing is allowed after it. The decoder wraps
-    every matcher in one, so no exception from a constraint engine can escape
-    the step or let it go on unconstrained."""
-
-    def __init__(self, inner: Any):
-        self._inner = inner
-        self._error: str | None = None
-
-    @property
-    def error(self) -> str | None:
-        """Why the constraint failed, from the engine or from here; None while it holds."""
-        return self._error or getattr(self._inner, "error", None)
-
-    def _fail(self, what: str, e: Exception) -> None:
-        if self._error is None:
-            self._error = f"the constraint engine failed: {what} raised {type(e).__name__}: {e}; the step is stopped (fail closed)"
-
-    def allows(self, token: int) -> bool:
-        """The inner ``allows``; False once anything failed."""
-        if self.error is not None:
-            return False
-        try:
-            return bool(self._inner.allows(token))
-        except Exception as e:
-            self._fail(f"checking token {token}", e)
-            return False
-
-    def mask(self, logits: np.ndarray) -> np.ndarray:
-        """The inner ``mask``; every token at -inf once anything failed."""
-        blocked = np.full(logits.shape[0], _NEG_INF, dtype=np.float32)
-        if self.error is not None:
-            return blocked
-        try:
-            out = self._inner.mask(logits)
-        except Exception as e:
-            self._fail("masking the vocabulary", e)
-            return blocked
-        return blocked if self.error is not None else out
-
-    def accept(self, token: int) -> None:
-        """The inner ``accept``, unless something already failed."""
-        if self.error is not None:
-            return
-        try:
-            self._inner.accept(token)
-        except Exception as e:
-            self._fail(f"accepting token {token}", e)
-
-    def jump(self) -> tuple[list[int], bool] | None:
-        """The inner engine's forced tokens and whether they end the reply, for an engine that
-        knows them (llguidance); None for one that does not (the decoder reads them off the
-        text, jump.py). Nothing is forced once anything failed."""
-        inner = getattr(self._inner, "jump", None)
-        if inner is None:
-            return None
-        if self.error is not None:
-            return [], False
-        try:
-            tokens, ends = inner()
-        except Exception as e:
-            self._fail("computing the forced tokens", e)
-            return [], False
-        return ([], False) if self.error is not None else (list(tokens), bool(ends))
-
-    def close(self) -> None:
-        """The inner ``close``; an error there cannot matter any more."""
-        try:
-            self._inner.close()
         except Exception:
             pass

@@ -1,7 +1,7 @@
 """A constraint engine: llguidance (the Rust engine llama.cpp can also be built with).
 
-It offers the same operations as ``llama_grammar.GrammarMatcher`` (``allows``, ``accept``,
-``mask``), so the decoder does not know which engine it drives, and it fails closed the
+It implements ``Matcher`` (the package's protocol) as ``llama_grammar.GrammarMatcher`` does (``allows``,
+``accept``, ``mask``), so the decoder does not know which engine it drives, and it fails closed the
 same way: llguidance never raises for a bad grammar or a refused token, it enters an error
 state, which the matcher records in ``error``; from then on nothing is allowed. It also knows the tokens the grammar
 forces next (``jump``), so the decoder inserts those instead of reading them off the text.
