@@ -411,7 +411,7 @@ def eval_seconds(backend: Any, n: int = 20) -> dict[str, Any]:
     cases = sample(load_cases(Path(__file__).resolve().parents[2] / "evals" / "cases-dev.jsonl"), n)
     out: dict[str, Any] = {}
     for mode in ("constrained", "free"):
-        rep = run_eval(backend, cases, mode).to_dict()  # type: ignore[arg-type]
+        rep = run_eval(backend, cases, mode).to_dict()
         out[f"eval_seconds_per_case_{mode}"] = rep["seconds_per_case"]
         out[f"eval_accuracy_{mode}"] = rep["accuracy"]
     return out

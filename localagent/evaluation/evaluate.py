@@ -714,7 +714,7 @@ def answer_on_repeat(case: Case, gen: Generation, backend: Backend, config: Agen
     shown = [] if config.evidence_without_tools else case.tools
     none = ToolChoice("none")
     c = build_constraint(case.tools, none, engine=config.engine, parallel=False)
-    retry = backend.generate(msgs, shown, decoding_options(config, c, threshold=None, choice=none))  # type: ignore[arg-type]
+    retry = backend.generate(msgs, shown, decoding_options(config, c, threshold=None, choice=none))
     retry.repeat_guard = [canonical(c.name, c.arguments) for c in calls]
     retry.prompt_tokens += gen.prompt_tokens
     retry.prompt_tokens_evaluated += gen.prompt_tokens_evaluated
@@ -751,13 +751,13 @@ def run_eval(
             options = generate_options(case, config)
         except ConstraintError as e:
             raise ConstraintError(f"case '{case.id}': {e}") from None
-        gen = answer_on_repeat(case, backend.generate(case.history(), case.tools, options), backend, config)  # type: ignore[arg-type]
+        gen = answer_on_repeat(case, backend.generate(case.history(), case.tools, options), backend, config)
         r = score_turn(case, gen)
         results.append(r)
         if on_result:
             on_result(i, r)
     return EvalReport(
-        getattr(backend, "name", "?"), mode, parallel, results, time.monotonic() - t0, tool_choice,
+        backend.name, mode, parallel, results, time.monotonic() - t0, tool_choice,
         {c.id: bool(c.expected) for c in cases}, call_threshold, more_calls,
     )
 
