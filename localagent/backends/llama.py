@@ -1,9 +1,17 @@
 """The in-process backend: a GGUF model through llama-cpp-python.
 
-This module and ``llama_grammar`` are the only places that touch ``llama_cpp``.
 ``LlamaBackend`` loads the model, shapes the prompt, keeps the KV cache warm (between
 calls, and on disk for the system turn) and builds the constraint's matcher; it is the
 ``LogitsModel`` that ``decoder.Decoder``, our own decoding loop, runs over.
+
+It uses ``Llama`` and llama.cpp's C API (through the bindings), and goes past them in two
+ways: it sets ``Llama``'s token bookkeeping (``input_ids``, ``n_tokens``) where it rewinds,
+loads a saved state or decodes a batch itself, and it patches the bindings'
+``llama_model_default_params`` while a model loads (``model_defaults``). Elsewhere
+``llama_cpp`` is used by ``prefix_cache`` (state files), ``constraint.llama_grammar`` (the
+grammar sampler), ``constraint.grammar`` (the schema converter), ``evaluation.llama_server``
+(llama-cpp-python's own server), and the bench, which runs the stock grammar path to compare,
+wraps ``llama_decode`` to time it and empties a backend's cache by setting its ``llm.n_tokens``.
 """
 
 from __future__ import annotations
