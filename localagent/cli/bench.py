@@ -7,10 +7,12 @@ from typing import Optional
 
 import typer
 
+from .options import LOCAL_MODEL, json_option
+
 
 def bench(
-    model: Optional[str] = typer.Option(None, "--model", help="A model id or a .gguf path (default: the default model)."),
-    as_json: bool = typer.Option(False, "--json", help="Print the one JSON object only."),
+    model: Optional[str] = LOCAL_MODEL,
+    as_json: bool = json_option("every figure"),
     n_ctx: int = typer.Option(4096, "--ctx", min=512, help="Context window."),
 ) -> None:
     """Measure decoding speed, grammar cost, KV reuse, loop overhead and warm start."""

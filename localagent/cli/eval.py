@@ -13,23 +13,24 @@ from tqdm import tqdm
 from ..errors import ConfigError
 from ..constraint.grammar import ENGINES
 from ..sanitize import for_terminal
+from .options import ENGINE, LOCAL_MODEL, N_GPU_LAYERS, json_option
 
 
 def eval_cmd(
     cases_file: Annotated[Path, typer.Argument(metavar="CASES.jsonl", help="One case per line (see evals/cases.jsonl).")],
-    model: Annotated[Optional[str], typer.Option("--model", help="A model id (see `models list`) or a .gguf path.")] = None,
+    model: Optional[str] = LOCAL_MODEL,
     mode: Annotated[str, typer.Option("--mode", help="constrained (the tools' grammar) or free.")] = "constrained",
     limit: Annotated[Optional[int], typer.Option("--limit", min=1, help="Run N cases, taken in turn from each category.")] = None,
     category: Annotated[Optional[List[str]], typer.Option("--category", help="Run only this category (repeat, or comma-separated, for several).")] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object (summary and every result).")] = False,
+    as_json: bool = json_option("the summary and every result"),
     one_call: Annotated[bool, typer.Option("--one-call", help="Constrained: allow one call per turn (as `run` does), not up to eight.")] = False,
-    engine: Annotated[str, typer.Option("--engine", help="Constrained: gbnf (llama.cpp) or llguidance.")] = "gbnf",
+    engine: str = ENGINE,
     reason: Annotated[bool, typer.Option("--reason", help="Constrained: one short sentence of why before each call.")] = False,
     tool_choice: Annotated[str, typer.Option("--tool-choice", help="Constrained: auto (call or prose at the first token) or required (every reply a call).")] = "auto",
     max_tokens: Annotated[int, typer.Option("--max-tokens", min=16, help="Token limit of each reply.")] = 256,
     call_threshold: Annotated[Optional[float], typer.Option("--call-threshold", min=0.0, max=1.0, help="Constrained, tool choice auto: call when the first token's call mass is at least this (default: the agent's).")] = None,
     more_calls: Annotated[Optional[str], typer.Option("--more-calls", help="Several calls a turn: BELOW,BEYOND, the probabilities of another call at which to go on under and past the count the request implies, or 'greedy' (default: the agent's).")] = None,
-    n_gpu_layers: Annotated[int, typer.Option("--n-gpu-layers", help="Layers to offload to a GPU.")] = 0,
+    n_gpu_layers: int = N_GPU_LAYERS,
 ) -> None:
     """Score how often the model calls the right tool with the right arguments."""
     from ..backends import load_llama

@@ -1,16 +1,18 @@
-"""The options ``run`` and ``chat`` share, declared once: where the agent works, the model and
-its limits (in chat, of each turn: its help says so), approval, and the model behind a server
-instead of in-process."""
+"""The options more than one command takes, declared once: where the agent works, the model and
+its limits (in chat, of each turn: its help says so), approval, the model behind a server
+instead of in-process, the constraint engine, and ``--json`` output."""
 
 from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any
 
 import typer
 
 ROOT = typer.Option(Path("."), "--root", help="The folder the tools work in.")
 MODEL = typer.Option(None, "--model", help="A model id (see `models list`) or a .gguf path; with --base-url, the server's model name.")
+LOCAL_MODEL = typer.Option(None, "--model", help="A model id (see `models list`) or a .gguf path.")  # no --base-url
 MAX_STEPS = typer.Option(12, "--max-steps", min=1, help="Step limit.")
 TOKEN_BUDGET = typer.Option(None, "--token-budget", min=1, help="Budget on tokens evaluated plus generated.")
 DEADLINE = typer.Option(None, "--deadline", min=0.0, help="Wall-clock limit in seconds.")
@@ -29,6 +31,7 @@ TOOLS = typer.Option(
 CTX = typer.Option(8192, "--ctx", min=256, help="Context window in tokens.")
 N_GPU_LAYERS = typer.Option(0, "--n-gpu-layers", help="Layers to offload to a GPU (needs a CUDA or Metal build).")
 VERBOSE = typer.Option(False, "--verbose", help="Show llama.cpp's own logs.")
+ENGINE = typer.Option("gbnf", "--engine", help="The constraint engine: gbnf (llama.cpp) or llguidance.")
 YES = typer.Option(False, "--yes", "-y", help="Approve every write and command without asking.")
 ALLOW = typer.Option(None, "--allow", help="Approve this tool without asking (repeatable), e.g. --allow edit_file.")
 ALLOW_COMMANDS = typer.Option(False, "--allow-commands", help="Offer run_command (each call still needs approval).")
@@ -45,6 +48,13 @@ BASE_URL = typer.Option(None, "--base-url", help="An OpenAI-compatible server (l
 API_KEY = typer.Option(None, "--api-key", help="Bearer token for --base-url (better: LOCALAGENT_API_KEY).")
 SERVER_DIALECT = typer.Option("auto", "--server-dialect", help="How the constraint is sent: llama.cpp (grammar), vllm (structured_outputs), vllm-legacy (guided_grammar), openai (tools), auto (ask /v1/models).")
 SERVER_TIMEOUT = typer.Option(120.0, "--server-timeout", min=0.1, help="Seconds to wait for the server before a try counts as failed.")
+
+
+
+def json_option(holding: str) -> Any:
+    """``--json``: one JSON object on stdout instead of text; ``holding`` says what is in it."""
+    return typer.Option(False, "--json", help=f"Print one JSON object ({holding}) and nothing else on stdout.")
+
 
 # A library error names a setting by its parameter, in backticks (`api_key`); shown at the
 # command line, it names the flag that sets it. A library message that names another

@@ -20,7 +20,7 @@ from ..stops import EXIT_CODES, Limits
 from ..trace import new_trace_path
 from .options import (
     ALLOW, ALLOW_COMMANDS, API_KEY, BASE_URL, CTX, DEADLINE, MAX_STEPS, MCP, MIN_P, MODEL, N_GPU_LAYERS, REPEAT_PENALTY, ROOT,
-    SERVER_DIALECT, SERVER_TIMEOUT, TOKEN_BUDGET, TOOL_CHOICE, TOOLS, TOP_K, TOP_P, VERBOSE, YES, flag_text,
+    SERVER_DIALECT, SERVER_TIMEOUT, TOKEN_BUDGET, TOOL_CHOICE, TOOLS, TOP_K, TOP_P, VERBOSE, YES, flag_text, json_option,
 )
 
 if TYPE_CHECKING:
@@ -228,7 +228,7 @@ def run(
     deadline: Optional[float] = DEADLINE,
     trace: Optional[Path] = typer.Option(None, "--trace", help="Trace file (JSONL); default: a new file under LOCALAGENT_TRACES."),
     tools_file: Optional[Path] = TOOLS,
-    as_json: bool = typer.Option(False, "--json", help="Print one JSON object and nothing else on stdout."),
+    as_json: bool = json_option("the answer, the stop reason, steps, tokens and the trace's path"),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Print only the answer."),
     free: bool = typer.Option(False, "--free", help="Turn the grammar constraint off (for comparison)."),
     temperature: float = typer.Option(0.0, "--temperature", min=0.0, max=2.0),

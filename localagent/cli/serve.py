@@ -7,19 +7,20 @@ from typing import Optional
 
 import typer
 
+from .options import CTX, LOCAL_MODEL, N_GPU_LAYERS, VERBOSE
 from .run import ModelSpec, interrupt_means
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
 
 def serve(
-    model: Optional[str] = typer.Option(None, "--model", help="A model id (see `models list`) or a .gguf path."),
+    model: Optional[str] = LOCAL_MODEL,
     host: str = typer.Option("127.0.0.1", "--host", help="The address to listen on; only this machine by default."),
     port: int = typer.Option(8080, "--port", min=1, max=65535, help="The port to listen on."),
     api_key: Optional[str] = typer.Option(None, "--api-key", help="Refuse requests without 'Authorization: Bearer KEY' (better: LOCALAGENT_API_KEY)."),
-    n_ctx: int = typer.Option(8192, "--ctx", min=256, help="Context window in tokens."),
-    n_gpu_layers: int = typer.Option(0, "--n-gpu-layers", help="Layers to offload to a GPU (needs a CUDA or Metal build)."),
-    verbose: bool = typer.Option(False, "--verbose", help="Show llama.cpp's own logs."),
+    n_ctx: int = CTX,
+    n_gpu_layers: int = N_GPU_LAYERS,
+    verbose: bool = VERBOSE,
 ) -> None:
     """Serve the model at /v1/chat/completions and /v1/models (OpenAI's API), with tools,
     tool_choice and streaming; tool calls come from the grammar, so their arguments parse.

@@ -17,6 +17,7 @@ from ..errors import ConfigError
 from ..formats import parse
 from ..sanitize import for_terminal
 from ..trace import read_trace, summarize
+from .options import json_option
 
 trace_app = typer.Typer(help="Read trace files.", no_args_is_help=True, add_completion=False)
 
@@ -125,7 +126,7 @@ def _format_result(res: dict[str, Any]) -> str:
 
 def stats(
     traces: Annotated[list[Path], typer.Argument(metavar="TRACE...", help="Trace files (JSONL).")],
-    as_json: Annotated[bool, typer.Option("--json", help="Print the summary as one JSON object.")] = False,
+    as_json: bool = json_option("the summary"),
 ) -> None:
     """Summarise runs: steps to finish, share of each stop reason, failures per tool."""
     d = summarize(list(traces)).to_dict()

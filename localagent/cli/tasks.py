@@ -12,20 +12,20 @@ from tqdm import tqdm
 
 from ..errors import ConfigError
 from ..constraint.grammar import ENGINES
-from .options import API_KEY, BASE_URL, SERVER_DIALECT, SERVER_TIMEOUT
+from .options import API_KEY, BASE_URL, CTX, ENGINE, MAX_STEPS, MODEL, N_GPU_LAYERS, SERVER_DIALECT, SERVER_TIMEOUT, json_option
 
 
 def eval_tasks(
     suite: Annotated[Optional[Path], typer.Argument(metavar="[SUITE.jsonl]", help="A task file; default: the generated suite of --split.")] = None,
     split: Annotated[str, typer.Option("--split", help="dev (for choosing anything), or test, test2 ... test5 (for reporting only; each newer one held out from every choice made before it; test5 is the latest).")] = "dev",
-    model: Annotated[Optional[str], typer.Option("--model", help="A model id (see `models list`) or a .gguf path.")] = None,
+    model: Optional[str] = MODEL,
     kind: Annotated[Optional[list[str]], typer.Option("--kind", help="Only tasks of this kind (repeatable).")] = None,
     per_kind: Annotated[Optional[int], typer.Option("--per-kind", min=1, help="The first N tasks of each kind (a stratified sample).")] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object: the summary and every task's run.")] = False,
-    max_steps: Annotated[int, typer.Option("--max-steps", min=1, help="Step limit of each task, as `run --max-steps`.")] = 12,
-    n_ctx: Annotated[int, typer.Option("--ctx", min=256, help="Context window in tokens.")] = 8192,
-    n_gpu_layers: Annotated[int, typer.Option("--n-gpu-layers", help="Layers to offload to a GPU.")] = 0,
-    engine: Annotated[str, typer.Option("--engine", help="The constraint engine: gbnf (llama.cpp) or llguidance.")] = "gbnf",
+    as_json: bool = json_option("the summary and every task's run"),
+    max_steps: int = MAX_STEPS,
+    n_ctx: int = CTX,
+    n_gpu_layers: int = N_GPU_LAYERS,
+    engine: str = ENGINE,
     parallel: Annotated[Optional[bool], typer.Option("--parallel-calls/--one-call", help="Several calls a turn, or one (default: the agent's).")] = None,
     base_url: Optional[str] = BASE_URL,
     api_key: Optional[str] = API_KEY,
