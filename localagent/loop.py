@@ -315,8 +315,9 @@ class Agent:
         tools = list(self.tools)
         if (targets := policy.write_targets(task, self.workspace)) is not None:
             # A file to create comes first (a copy edited its source); then the files named.
-            targets = policy.to_create(task, self.workspace, targets=targets) or targets
-            pairs = [(t, self._narrow_write(t, s, targets, read or set(), task) if t.irreversible else s) for t, s in zip(tools, schemas)]
+            new = policy.to_create(task, self.workspace, targets=targets)
+            targets = new or targets
+            pairs = [(t, self._narrow_write(t, s, targets, read or set(), task, bool(new)) if t.irreversible else s) for t, s in zip(tools, schemas)]
             tools, schemas = [t for t, s in pairs if s is not None], [s for _, s in pairs if s is not None]
         if self.config.calculate_when_asked and not policy.computes(task) and len(tools) > 1:
             # Shown calculate for "write a story", the 0.5B model called it with a runaway number.
@@ -350,7 +351,7 @@ class Agent:
         right edit, then appended the same line in the same turn (a change is checked after it)."""
         return several_calls(self.config) and not policy.wants_change(task)
 
-    def _narrow_write(self, t: Tool, schema: dict[str, Any], targets: list[str], read: set[str], task: str) -> dict[str, Any] | None:
+    def _narrow_write(self, t: Tool, schema: dict[str, Any], targets: list[str], read: set[str], task: str, creates: bool = False) -> dict[str, Any] | None:
         """A write tool's schema with its path one of ``targets`` (None: the tool can take
         none of them, e.g. an edit when the file is still to be created); an append when
         the task asks for one; text it must copy from that file (edit_file's old) narrowed
@@ -369,7 +370,7 @@ class Agent:
             schema = _with_enum(schema, "append", [True], required=True)
         named = set(self._named(task)) if read - set(paths) else set()  # one walk, not one per file read
         sources = [text for p in read if p not in paths and p in named and (text := self._text(p)) is not None]
-        if "content" in props and (choices := policy.content_choices(task, sources)):
+        if "content" in props and (choices := policy.content_choices(task, sources, creates)):
             schema = _with_enum(schema, "content", choices)
         arg, path_arg = policy.COPIED_TEXT.get(t.name, ("", ""))
         if len(paths) == 1 and paths[0] in read and arg in props and path_arg in props:
@@ -502,6 +503,8 @@ class Agent:
             s.msgs.append(Message("user", load_prompt("repeat_change").strip().format(task=s.task)))
             self._record(s.writer, s.records, s.step, gen, [], [], [], t0)
             return
+        if not calls and not errors and self.config.answer_from_evidence:
+            content = policy.finished_answer(content, s.task, s.msgs)
         s.msgs.append(Message("assistant", content, tool_calls=calls, raw=gen.text))
         if not calls and not errors:
             s.answer = content
@@ -588,7 +591,10 @@ class Agent:
         nudge = Message("user", load_prompt("repeat_guard").strip().format(task=s.task))
         s.msgs.append(nudge)
         self._notice(s, "repeat of an earlier call: asked for an answer instead")
-        return self._regenerate(s, s.msgs, ToolChoice("none"), first, calls, t0)
+        turn = self._regenerate(s, s.msgs, ToolChoice("none"), first, calls, t0)
+        if turn is not None and not turn[1] and policy.echoes_task(turn[3], s.task):
+            return (*turn[:3], policy.what_was_found(s.msgs))  # twice the task written back: the findings
+        return turn
 
     def _notice(self, s: "RunState", text: str) -> None:
         if s.ev.on_notice:
@@ -783,8 +789,7 @@ class Agent:
         gen = self._ask(s, self._evidence_msgs(s), Turn(ToolChoice("none")), t0, tools_shown=self._tools_in_answer())
         if gen is None:
             return
-        content = policy.with_calculation(parse(gen.text).content.strip(), policy.evidence(s.msgs))
-        content = policy.with_found_files(content, s.task, s.msgs)
+        content = policy.finished_answer(parse(gen.text).content.strip(), s.task, s.msgs)
         s.msgs.append(Message("assistant", content, raw=gen.text))
         s.answer, s.stop = content, Stop(StopReason.ANSWERED, "the model answered once the work was done")
         self._record(s.writer, s.records, s.step, gen, [], [], [], t0)

