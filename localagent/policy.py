@@ -400,7 +400,7 @@ def with_value_read(answer: str, task: str, found: list[Evidence]) -> str:
     if computes(task) or asks_which_file(task):
         return answer
     words = set(re.findall(r"[a-z0-9]+", task.lower()))
-    lines = {}
+    lines: dict[str, str] = {}
     for e in (e for e in found if e.call.name == "read_file" and not e.result.content.startswith("error (")):
         for line in e.result.content.splitlines():
             m = _KEYED.match(line)
