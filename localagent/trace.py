@@ -193,9 +193,16 @@ TraceRecord = RunStart | TraceStep | RunEnd
 _TYPES: dict[str, type[TraceRecord]] = {"run_start": RunStart, "step": TraceStep, "run_end": RunEnd}
 
 
-def read_trace(path: Path | str) -> list[dict[str, Any]]:
-    """The records of one trace. A line that is not a whole record of the right shape (a
-    torn last line of a killed run, a damaged or foreign line) is skipped."""
+def read_trace(path: Path | str) -> list[TraceRecord]:
+    """The records of one trace, as the types the loop wrote them with. A line that is not a
+    whole record of the right shape (a torn last line of a killed run, a damaged or foreign
+    line) is skipped, and so is a record of a type the loop does not write."""
+    return [typed for _, typed in _read(path) if typed is not None]
+
+
+def read_lines(path: Path | str) -> list[dict[str, Any]]:
+    """The records of one trace as written (``t`` included), a record of any type kept: for
+    a reader that checks the lines themselves. Lines that are no whole record are skipped."""
     return [raw for raw, _ in _read(path)]
 
 
@@ -268,7 +275,7 @@ def summarize(paths: list[Path | str]) -> Stats:
     """Steps to finish, failures per tool and share of each stop reason."""
     st = Stats()
     for p in paths:
-        recs = [typed for _, typed in _read(p) if typed is not None]
+        recs = read_trace(p)
         starts = sum(isinstance(r, RunStart) for r in recs)
         if not starts:
             continue

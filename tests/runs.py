@@ -11,7 +11,7 @@ from localagent.backends.fake import FakeBackend
 from localagent.loop import Agent, AgentConfig, Events, RunResult
 from localagent.stops import StopReason
 from localagent.tools import Tool
-from localagent.trace import read_trace
+from localagent.trace import read_lines
 
 Trace = list[dict[str, Any]]
 Traced = Callable[..., tuple[RunResult, Trace]]  # the conftest fixture ``traced``
@@ -21,7 +21,7 @@ def traced_run(agent: Agent, task: str, path: Path, events: Events | None = None
     """Run ``task`` into a fresh trace at ``path``; the result and the trace, invariants checked."""
     path.unlink(missing_ok=True)  # the writer appends
     result = agent.run(task, trace=path, events=events)
-    trace = read_trace(path)
+    trace = read_lines(path)
     assert_run_invariants(result, trace)
     return result, trace
 

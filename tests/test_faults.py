@@ -20,7 +20,7 @@ from localagent.backends.fake import FakeBackend, call_text
 from localagent.loop import Agent, AgentConfig, RunResult
 from localagent.stops import Limits, StopReason
 from localagent.tools import tool
-from localagent.trace import TraceWriter, read_trace
+from localagent.trace import TraceWriter, read_lines
 from runs import Trace, fake_run
 
 release = threading.Event()
@@ -269,6 +269,6 @@ def test_a_run_appending_to_a_torn_trace_keeps_its_own_records_whole(tmp_path: P
         f.write('{"type": "step", "step": 1, "text": "cut off by a SIG')  # killed mid-write
     agent = Agent(FakeBackend.scripted(["The answer."]), TOOLS, config=AgentConfig())
     agent.run("second", trace=path)
-    records = read_trace(path)
+    records = read_lines(path)
     assert [r["type"] for r in records] == ["run_start", "run_start", "step", "run_end"]
     assert records[1]["task"] == "second" and records[-1]["stop_reason"] == "answered"

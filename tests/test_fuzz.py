@@ -32,7 +32,7 @@ from localagent.formats import CALL_CLOSE, CALL_OPEN, parse
 from localagent.loop import Agent, AgentConfig, RunResult
 from localagent.stops import Limits, StopReason
 from localagent.tools import tool
-from localagent.trace import read_trace
+from localagent.trace import read_lines
 from runs import traced_run
 
 PROFILE = settings.get_current_profile_name()
@@ -330,4 +330,4 @@ def test_a_trace_keeps_records_with_surrogates_and_line_separators(tmp_path: Pat
     fake = FakeBackend.scripted([Generation(text)])
     result = check_run(Agent(fake, TOOLS, config=AgentConfig()), tmp_path)
     assert result.answer == text
-    assert read_trace(tmp_path / "trace.jsonl")[1]["text"] == text
+    assert read_lines(tmp_path / "trace.jsonl")[1]["text"] == text

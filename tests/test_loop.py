@@ -15,7 +15,7 @@ from localagent.loop import Agent, AgentConfig, Events, RunResult
 from localagent.messages import Message
 from localagent.stops import Limits, StopReason
 from localagent.tools import tool
-from localagent.trace import read_trace
+from localagent.trace import read_lines
 from runs import Trace, Traced, fake_run
 
 release = threading.Event()  # lets the hanging tool end once the tests are over
@@ -294,12 +294,12 @@ def test_repeat_guard_catches_a_failed_call_whose_correction_succeeded(tmp_path:
     tools = workspace_tools(Workspace(root), write=False)
     result = Agent(fake, tools, root=root).run("Read src/mian.py", trace=tmp_path / "t.jsonl")
     assert result.stop_reason is StopReason.ANSWERED and result.answer == "VERSION is 3.2.1"
-    step3 = steps_of(read_trace(tmp_path / "t.jsonl"))[2]
+    step3 = steps_of(read_lines(tmp_path / "t.jsonl"))[2]
     assert step3["info"]["repeat_guard"] == ['read_file{"path": "src/main.py"}'] and step3["calls"] == []
     # Without the correction having run, the same failed call runs again, corrected.
     fake = FakeBackend.scripted([wrong, wrong, "gave up"])
     result = Agent(fake, tools, root=root).run("Read src/mian.py", trace=tmp_path / "u.jsonl")
-    u = steps_of(read_trace(tmp_path / "u.jsonl"))
+    u = steps_of(read_lines(tmp_path / "u.jsonl"))
     assert [len(s["calls"]) for s in u] == [1, 1, 0] and u[1]["calls"][0]["arguments"]["path"] == "src/main.py"
 
 
@@ -630,9 +630,9 @@ def test_repeat_guard_takes_a_reread_of_a_whole_file_at_any_offset(tmp_path: Pat
     fake = FakeBackend.scripted([first, again, "The owner is Noor", "unused"])
     result = Agent(fake, tools, root=root).run("Who owns owner.txt?", trace=tmp_path / "t.jsonl")
     assert result.stop_reason is StopReason.ANSWERED and result.answer == "The owner is Noor"
-    assert steps_of(read_trace(tmp_path / "t.jsonl"))[1]["calls"] == []  # not run: nothing new in it
+    assert steps_of(read_lines(tmp_path / "t.jsonl"))[1]["calls"] == []  # not run: nothing new in it
     # A read that stopped before the end leaves the rest to read: that call runs.
     (root / "owner.txt").write_text("".join(f"line {i}\n" for i in range(300)))
     fake = FakeBackend.scripted([first, again, "done"])
     result = Agent(fake, tools, root=root).run("Who owns owner.txt?", trace=tmp_path / "u.jsonl")
-    assert [len(s["calls"]) for s in steps_of(read_trace(tmp_path / "u.jsonl"))] == [1, 1, 0]
+    assert [len(s["calls"]) for s in steps_of(read_lines(tmp_path / "u.jsonl"))] == [1, 1, 0]

@@ -18,7 +18,7 @@ from localagent.loop import Agent, AgentConfig, RunResult
 from localagent.messages import Message
 from localagent.stops import EXIT_CODES, Limits, StopReason
 from localagent.tools import tool
-from localagent.trace import read_trace
+from localagent.trace import read_lines
 from fake_cli import FAKE_CLI, fake_env
 from runs import Trace, fake_run
 
@@ -118,4 +118,4 @@ def test_the_command_line_exits_with_the_stop_reasons_code(
     p = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
     assert p.returncode == EXIT_CODES[stop], p.stderr
     assert json.loads(p.stdout)["stop_reason"] == stop.value
-    assert read_trace(tmp_path / "t.jsonl")[-1]["type"] == "run_end"
+    assert read_lines(tmp_path / "t.jsonl")[-1]["type"] == "run_end"

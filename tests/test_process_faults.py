@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 
 from localagent.backends.fake import call_text
-from localagent.trace import read_trace
+from localagent.trace import read_lines
 from fake_cli import FAKE_CLI, fake_env
 
 STREAMED = "The answer so far is that the sea is wide and deep and blue and very old indeed"
@@ -62,7 +62,7 @@ def _when_started(tmp_path: Path, proc: subprocess.Popen[str], then: float) -> N
 
 def _whole_trace(trace: Path) -> list[dict[str, Any]]:
     lines = [x for x in trace.read_text(encoding="utf-8").split("\n") if x]
-    records = read_trace(trace)
+    records = read_lines(trace)
     assert len(records) == len(lines), "every line of the trace is a whole record"
     return records
 
@@ -115,7 +115,7 @@ def test_after_a_kill_the_next_run_writes_whole_records_and_the_killed_run_count
     _when_started(tmp_path, proc, then=0.3)
     proc.kill()  # SIGKILL: nothing can be written any more
     proc.communicate(timeout=30)
-    killed = read_trace(trace)
+    killed = read_lines(trace)
     assert [r["type"] for r in killed] == ["run_start", "step"]  # every finished step is on disk
     with trace.open("a") as f:
         f.write('{"type": "step", "step": 2, "text": "torn by the ki')  # as if killed mid-write
@@ -138,7 +138,7 @@ def test_after_a_kill_the_next_run_writes_whole_records_and_the_killed_run_count
 
 def _whole_trace_after_torn_line(trace: Path) -> list[dict[str, Any]]:
     lines = [x for x in trace.read_text(encoding="utf-8").split("\n") if x]
-    records = read_trace(trace)
+    records = read_lines(trace)
     assert len(lines) == len(records) + 1 and lines[2].startswith('{"type": "step", "step": 2, "text": "torn')
     return records
 

@@ -12,7 +12,7 @@ import pytest
 from localagent import Agent, AgentConfig, StopReason
 from localagent.tools.builtin import workspace_tools
 from localagent.prompt import load_prompt
-from localagent.trace import read_trace
+from localagent.trace import read_lines
 from localagent.tools.workspace import Workspace
 
 pytestmark = pytest.mark.real
@@ -30,7 +30,7 @@ def test_reads_the_named_file_and_answers(qwen, workspace: Path, tmp_path: Path)
     assert "PURPLE-42" in r.answer
     calls = [c for rec in r.records for c in rec.calls]
     assert any(c.name == "read_file" and c.arguments["path"] == "notes.txt" for c in calls)
-    recs = read_trace(trace)
+    recs = read_lines(trace)
     assert recs[0]["type"] == "run_start" and recs[-1]["type"] == "run_end"
     assert recs[-1]["stop_reason"] == "answered"
 

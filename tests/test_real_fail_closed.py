@@ -21,7 +21,7 @@ from localagent.tools.builtin import workspace_tools
 from localagent.constraint.grammar import ToolChoice, build_constraint
 from localagent.messages import Message
 from localagent.stops import EXIT_CODES, Limits
-from localagent.trace import read_trace
+from localagent.trace import read_lines
 from localagent.tools.workspace import Workspace
 
 pytestmark = pytest.mark.real
@@ -135,7 +135,7 @@ def test_the_run_stops_as_constraint_error_and_runs_nothing(smol: Any, tmp_path:
     r = agent.run("What is the launch code in notes.txt?", trace=tmp_path / "t.jsonl")
     monkeypatch.undo()
     assert r.stop_reason is StopReason.CONSTRAINT_ERROR and EXIT_CODES[r.stop_reason] == 8, r.message
-    recs = read_trace(tmp_path / "t.jsonl")
+    recs = read_lines(tmp_path / "t.jsonl")
     assert [x["type"] for x in recs] == ["run_start", "step", "run_end"]
     assert recs[1]["calls"] == [] and recs[1]["results"] == [] and recs[1]["finish_reason"] == "error"
     assert recs[-1]["stop_reason"] == "constraint_error"
@@ -171,7 +171,7 @@ def test_a_call_cut_by_the_token_limit_is_never_run(smol: Any, tmp_path: Path) -
     tools = [t for t in workspace_tools(Workspace(root)) if t.name == "read_file"]
     cfg = AgentConfig(max_tokens=10, tool_choice="required", limits=Limits(max_steps=1))
     r = Agent(smol, tools, root=root, config=cfg).run("What is in notes.txt?", trace=tmp_path / "t.jsonl")
-    recs = read_trace(tmp_path / "t.jsonl")
+    recs = read_lines(tmp_path / "t.jsonl")
     step = recs[1]
     assert step["finish_reason"] == "length" and step["text"].startswith("<tool_call>") and step["calls"] == []
     assert step["results"][0]["content"].startswith("error (format_error): the reply hit the token limit inside a tool call")

@@ -24,7 +24,7 @@ from localagent.loop import Agent, AgentConfig
 from localagent.provision import resolve_model
 from localagent.stops import Limits, StopReason
 from localagent.tools import tool
-from localagent.trace import read_trace
+from localagent.trace import read_lines
 
 pytestmark = pytest.mark.real
 
@@ -50,7 +50,7 @@ def test_max_tokens_inside_a_call_never_runs_it(smol: Any, tmp_path: Path) -> No
     ran.clear()
     config = AgentConfig(tool_choice="required", max_tokens=12, limits=Limits(max_steps=2, error_limit=0))
     result = Agent(smol, [save_note], config=config).run("Save a note about the weather.", trace=tmp_path / "t.jsonl")
-    steps = [r for r in read_trace(tmp_path / "t.jsonl") if r["type"] == "step"]
+    steps = [r for r in read_lines(tmp_path / "t.jsonl") if r["type"] == "step"]
     assert len(steps) == 2 and ran == []
     for step in steps:
         assert step["finish_reason"] == "length" and step["text"].startswith("<tool_call>"), step["text"]
@@ -69,7 +69,7 @@ def test_the_context_window_filled_by_results_stops_before_llama_overflows(tmp_p
         limits=Limits(max_steps=6, repeat_limit=0, error_limit=0),
     )  # fmt: skip
     result = Agent(backend, [read_page], config=config).run("Read the book.", trace=tmp_path / "t.jsonl")
-    trace = read_trace(tmp_path / "t.jsonl")
+    trace = read_lines(tmp_path / "t.jsonl")
     assert result.stop_reason is StopReason.CONTEXT_FULL, result.message
     assert "even with old tool results folded" in result.message
     steps = [r for r in trace if r["type"] == "step"]
@@ -122,7 +122,7 @@ def test_a_model_with_corrupt_weights_still_ends_its_run_cleanly(tmp_path: Path)
     env = dict(os.environ, LOCALAGENT_PREFIX_CACHE=str(tmp_path / "prefix"))
     p = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL)
     assert "Traceback" not in p.stderr and p.returncode in (0, 3, 5), p.stderr[-2000:]
-    assert json.loads(p.stdout)["stop_reason"] == read_trace(trace)[-1]["stop_reason"]
+    assert json.loads(p.stdout)["stop_reason"] == read_lines(trace)[-1]["stop_reason"]
 
 
 # -- signals while the real model writes ----------------------------------------------------
@@ -174,7 +174,7 @@ def test_a_signal_while_the_real_model_writes(tmp_path: Path, sig: signal.Signal
     assert first.startswith("[stopped: interrupted]") and len(partial.strip()) >= 40
     shown = run.err.partition("── step 1\n")[2]
     assert shown.strip().startswith(partial.strip()[:40])  # what was streamed is what is kept
-    records = read_trace(run.trace)
+    records = read_lines(run.trace)
     lines = [x for x in run.trace.read_text(encoding="utf-8").split("\n") if x]
     assert len(records) == len(lines)
     assert [r["type"] for r in records] == ["run_start", "step", "run_end"]

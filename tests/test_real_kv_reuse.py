@@ -10,7 +10,7 @@ import pytest
 
 from localagent import Agent, AgentConfig, Limits
 from localagent.tools import tool
-from localagent.trace import read_trace
+from localagent.trace import read_lines
 
 pytestmark = pytest.mark.real
 
@@ -25,7 +25,7 @@ def _steps(smol: Any, tmp_path: Path) -> list[dict[str, Any]]:
     cfg = AgentConfig(tool_choice="required", limits=Limits(max_steps=3), final_answer_on_stop=False, max_tokens=48)
     path = tmp_path / "t.jsonl"
     Agent(smol, [add], config=cfg).run("Add 2 and 3, then add 4 to the result.", trace=path)
-    return [r for r in read_trace(path) if r["type"] == "step"]
+    return [r for r in read_lines(path) if r["type"] == "step"]
 
 
 def test_each_step_evaluates_only_what_is_new(smol: Any, tmp_path: Path) -> None:

@@ -18,7 +18,7 @@ from localagent.evaluation.llama_server import LlamaServer, llama_cpp_server
 from localagent.tools.builtin import workspace_tools
 from localagent.loop import Events
 from localagent.prompt import load_prompt
-from localagent.trace import read_trace
+from localagent.trace import read_lines
 from localagent.tools.workspace import Workspace
 
 pytestmark = pytest.mark.real
@@ -77,7 +77,7 @@ def test_a_real_task_through_llama_cpp_pythons_server(server: Served, notes: Pat
     calls = [c for rec in r.records for c in rec.calls]
     assert calls and calls[0].name == "read_file" and calls[0].arguments["path"] == "notes.txt"
     assert "".join(pieces)  # streamed as it was generated
-    recs = read_trace(tmp_path / "t.jsonl")
+    recs = read_lines(tmp_path / "t.jsonl")
     assert recs[0]["type"] == "run_start" and server.url in recs[0]["model"]
     steps = [x for x in recs if x["type"] == "step"]
     assert steps[0]["info"]["constraint"] == "grammar" and steps[0]["info"]["dialect"] == "llama.cpp"
@@ -107,7 +107,7 @@ def test_server_killed_mid_run(server: Served, notes: Path, tmp_path: Path) -> N
     assert time.monotonic() - t0 < 120
     assert r.stop_reason is StopReason.BACKEND_ERROR, r.answer
     assert "connection refused" in r.message and "after 3 tries" in r.message
-    recs = read_trace(tmp_path / "t.jsonl")
+    recs = read_lines(tmp_path / "t.jsonl")
     assert [x["type"] for x in recs] == ["run_start", "step", "step", "run_end"]
     first, second = recs[1], recs[2]
     assert first["calls"][0]["name"] == "read_file" and "PURPLE-42" in first["results"][0]["content"]
@@ -157,7 +157,7 @@ def test_a_slow_answer_past_the_timeout(server: Served, notes: Path, tmp_path: P
     assert r.stop_reason is StopReason.BACKEND_ERROR, r.answer
     assert "no answer within 1 s" in r.message and "after 2 tries" in r.message, r.message
     assert took < 10, took  # 2 tries of 1 s and the waits, plus the first request's setup
-    recs = read_trace(tmp_path / "t.jsonl")
+    recs = read_lines(tmp_path / "t.jsonl")
     assert [x["type"] for x in recs] == ["run_start", "step", "run_end"]
     assert recs[1]["finish_reason"] == "error" and recs[1]["info"]["attempts"] == 2
     assert recs[-1]["stop_reason"] == "backend_error"
@@ -187,7 +187,7 @@ def test_a_port_with_nothing_listening(server: Served, notes: Path, tmp_path: Pa
     assert time.monotonic() - t0 < 5
     assert r.stop_reason is StopReason.BACKEND_ERROR
     assert server.url in r.message and "connection refused" in r.message and "after 3 tries" in r.message
-    recs = read_trace(tmp_path / "t.jsonl")
+    recs = read_lines(tmp_path / "t.jsonl")
     assert [x["type"] for x in recs] == ["run_start", "step", "run_end"] and recs[-1]["stop_reason"] == "backend_error"
 
 
@@ -247,6 +247,6 @@ def test_the_issues_question_through_the_server_on_the_default_model(default_ser
     r = assemble(b, workspace_setup(root, yes=True), default_config()).run(
         "What is the launch code written in the notes folder?", trace=tmp_path / "t.jsonl")
     assert r.stop_reason is StopReason.ANSWERED and "PURPLE-42" in r.answer, r.answer
-    steps = [x for x in read_trace(tmp_path / "t.jsonl") if x["type"] == "step"]
+    steps = [x for x in read_lines(tmp_path / "t.jsonl") if x["type"] == "step"]
     assert any(c["name"] == "read_file" for x in steps for c in x["calls"])
     print(f"\n{r.steps} steps: {[x['info'].get('decision') for x in steps]}; answer {r.answer!r}")

@@ -24,7 +24,7 @@ from localagent.tools.builtin import workspace_tools
 from localagent.errors import ConfigError
 from localagent.formats import render_call, shown_schemas
 from localagent.messages import Message, ToolCall
-from localagent.trace import read_trace
+from localagent.trace import read_lines
 from localagent.tools.workspace import Workspace
 
 Reply = Callable[[BaseHTTPRequestHandler], None]
@@ -453,7 +453,7 @@ def test_retries_run_out_into_a_backend_error_stop(stub: Stub, workspace: Path, 
     r = _agent(stub.backend(), workspace).run("Hello?", trace=tmp_path / "t.jsonl")
     assert r.stop_reason is StopReason.BACKEND_ERROR and r.steps == 1
     assert "server error 500: overloaded" in r.message and "after 3 tries" in r.message
-    recs = read_trace(tmp_path / "t.jsonl")
+    recs = read_lines(tmp_path / "t.jsonl")
     assert [x["type"] for x in recs] == ["run_start", "step", "run_end"]
     assert recs[1]["info"]["attempts"] == 3 and recs[-1]["stop_reason"] == "backend_error"
 
@@ -491,7 +491,7 @@ def test_a_stream_cut_every_time_keeps_the_partial_answer(stub: Stub, workspace:
     r = _agent(stub.backend(), workspace).run("Hello?", trace=tmp_path / "t.jsonl")
     assert r.stop_reason is StopReason.BACKEND_ERROR
     assert r.answer.endswith("The code is PUR")  # after the forced-stop note
-    step = read_trace(tmp_path / "t.jsonl")[1]
+    step = read_lines(tmp_path / "t.jsonl")[1]
     assert step["text"] == "The code is PUR" and "cut off" in step["error"]
 
 
@@ -541,7 +541,7 @@ def test_cli_against_nothing_listening_stops_with_exit_9(workspace: Path, tmp_pa
     assert p.returncode == 9, p.stderr
     out = json.loads(p.stdout)
     assert out["stop_reason"] == "backend_error" and "connection refused" in out["message"]
-    assert [r["type"] for r in read_trace(trace)] == ["run_start", "step", "run_end"]
+    assert [r["type"] for r in read_lines(trace)] == ["run_start", "step", "run_end"]
     assert "Traceback" not in p.stderr
 
 

@@ -22,6 +22,7 @@ from localagent.trace import (
     default_trace_dir,
     new_trace_path,
     parse_record,
+    read_lines,
     read_trace,
     summarize,
 )
@@ -40,11 +41,11 @@ def test_writer_flushes_each_record(tmp_path: Path) -> None:
     w = TraceWriter(path)
     w.write({"type": "a", "n": 1})
     # Readable before close: a killed run keeps its finished steps.
-    assert [r["n"] for r in read_trace(path)] == [1]
+    assert [r["n"] for r in read_lines(path)] == [1]
     w.write({"type": "b", "obj": Path("x")})  # non-JSON values become strings
     w.close()
     w.write({"type": "dropped"})
-    recs = read_trace(path)
+    recs = read_lines(path)
     assert [r["type"] for r in recs] == ["a", "b"] and recs[1]["obj"] == "x"
     assert all(isinstance(r["t"], float) for r in recs)
 
@@ -61,13 +62,13 @@ def test_unwritable_and_unreadable_traces_are_config_errors(tmp_path: Path) -> N
     with pytest.raises(ConfigError, match="cannot write trace"):
         TraceWriter(tmp_path / "file" / "t.jsonl")
     with pytest.raises(ConfigError, match="cannot read trace"):
-        read_trace(tmp_path / "missing.jsonl")
+        read_lines(tmp_path / "missing.jsonl")
 
 
 def test_torn_last_line_is_skipped(tmp_path: Path) -> None:
     path = tmp_path / "t.jsonl"
     path.write_text('{"type": "run_start"}\n\n{"type": "step", "st')
-    assert read_trace(path) == [{"type": "run_start"}]
+    assert read_lines(path) == [{"type": "run_start"}]
 
 
 def test_default_trace_dir(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
@@ -85,7 +86,7 @@ def _run(path: Path, replies: list[str], max_steps: int = 12) -> None:
 def test_the_loop_writes_through_the_record_types_the_readers_parse(tmp_path: Path) -> None:
     path = tmp_path / "t.jsonl"
     _run(path, [call_text("lookup", key="bad"), call_text("lookup", key="x"), "answer"])
-    records = read_trace(path)
+    records = read_lines(path)
     kinds = {"run_start": RunStart, "step": TraceStep, "run_end": RunEnd}
     assert [r["type"] for r in records] == ["run_start", "step", "step", "step", "run_end"]
     for raw in records:
@@ -93,6 +94,19 @@ def test_the_loop_writes_through_the_record_types_the_readers_parse(tmp_path: Pa
         assert type(typed) is kinds[raw["type"]]
         # Every field written is a field of the type, in its order, and nothing else.
         assert typed is not None and list(raw) == ["t", *typed.to_json()] and {"t": raw["t"], **typed.to_json()} == raw
+
+
+def test_read_trace_gives_the_loop_records_typed_and_skips_other_types(tmp_path: Path) -> None:
+    path = tmp_path / "t.jsonl"
+    _run(path, ["answer"])
+    w = TraceWriter(path)
+    w.write({"type": "note", "n": 1})  # a type the loop does not write: a line, not a record
+    w.close()
+    assert [r["type"] for r in read_lines(path)] == ["run_start", "step", "run_end", "note"]
+    records = read_trace(path)
+    assert [type(r) for r in records] == [RunStart, TraceStep, RunEnd]
+    assert isinstance(records[1], TraceStep) and records[1].text == "answer"
+    assert isinstance(records[2], RunEnd) and records[2].stop_reason == "answered"
 
 
 def test_summarize_over_several_traces(tmp_path: Path) -> None:
@@ -146,11 +160,12 @@ def test_damaged_lines_are_skipped_and_the_whole_records_kept(tmp_path: Path) ->
         b"[" * 100_000,
     ]
     path.write_bytes(b"\n".join(damaged[:5]) + b"\n" + good + b"\n".join(damaged[5:]) + b"\n")
-    records = read_trace(path)
+    records = read_lines(path)
     assert [r["type"] for r in records] == ["run_start", "step", "step", "run_end"]
+    assert [type(r) for r in read_trace(path)] == [RunStart, TraceStep, TraceStep, RunEnd]
     # A stray invalid byte inside a string does not cost the record.
     path.write_bytes(b'{"type": "run_start", "task": "caf\xe9"}\n')
-    assert read_trace(path) == [{"type": "run_start", "task": "caf\ufffd"}]
+    assert read_lines(path) == [{"type": "run_start", "task": "caf\ufffd"}]
 
 
 SCALAR = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=6)
@@ -174,6 +189,6 @@ def test_any_json_lines_and_bytes_read_back_and_summarise_without_a_crash(lines:
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "t.jsonl"
         path.write_bytes("\n".join(json.dumps(x) for x in lines).encode() + b"\n" + junk)
-        records = read_trace(path)
-        format_trace(records)
+        read_lines(path)
+        format_trace(read_trace(path))
         format_stats(summarize([path]).to_dict())

@@ -16,7 +16,7 @@ import typer
 from ..errors import ConfigError
 from ..formats import parse
 from ..sanitize import for_terminal
-from ..trace import read_trace, summarize
+from ..trace import RunEnd, RunStart, TraceRecord, TraceResult, TraceStep, read_trace, summarize
 from .options import json_option
 
 trace_app = typer.Typer(help="Read trace files.", no_args_is_help=True, add_completion=False)
@@ -59,69 +59,64 @@ def format_stats(d: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def format_trace(records: list[dict[str, Any]]) -> str:
+def format_trace(records: list[TraceRecord]) -> str:
     """A readable replay of the runs in one trace: task, steps, calls, results, stop."""
     out: list[str] = []
     for rec in records:
-        kind = rec.get("type")
-        if kind == "run_start":
+        if isinstance(rec, RunStart):
             if out:
                 out.append("")
-            out.append(f"task: {rec.get('task', '')}")
-            out.append(
-                f"model: {rec.get('model', '?')} · tools: {', '.join(rec.get('tools', [])) or '(none)'}"
-                f" · worst case {rec.get('worst_case_tokens', '?')} tokens"
-            )
-        elif kind == "step":
+            out.append(f"task: {rec.task}")
+            worst = "?" if rec.worst_case_tokens is None else rec.worst_case_tokens
+            out.append(f"model: {rec.model or '?'} · tools: {', '.join(rec.tools) or '(none)'} · worst case {worst} tokens")
+        elif isinstance(rec, TraceStep):
             out += _format_step(rec)
-        elif kind == "run_end":
-            usage = rec.get("usage", {})
+        else:
             out.append("")
             out.append(
-                f"stop: {rec.get('stop_reason')} ({rec.get('message', '')}) · {rec.get('steps')} steps"
-                f" · {usage.get('total_tokens', '?')} tokens · {rec.get('seconds', '?')} s"
+                f"stop: {rec.stop_reason} ({rec.message}) · {rec.steps} steps"
+                f" · {rec.usage.get('total_tokens', '?')} tokens · {rec.seconds} s"
             )
             out.append("answer:")
-            out += ["  " + line for line in str(rec.get("answer", "")).splitlines()]
-    if records and records[-1].get("type") != "run_end":
+            out += ["  " + line for line in rec.answer.splitlines()]
+    if records and not isinstance(records[-1], RunEnd):
         out.append("")
         out.append("stop: none recorded (the run was cut short)")
     return "\n".join(out)
 
 
-def _format_step(rec: dict[str, Any]) -> list[str]:
-    evaluated, sent = rec.get("prompt_tokens_evaluated", 0), rec.get("prompt_tokens", 0)
+def _format_step(rec: TraceStep) -> list[str]:
     head = (
-        f"── step {rec.get('step')}  ({sent} prompt tokens, {evaluated} evaluated,"
-        f" {rec.get('completion_tokens', 0)} generated · {rec.get('step_seconds', 0)} s)"
+        f"── step {rec.step}  ({rec.prompt_tokens} prompt tokens, {rec.prompt_tokens_evaluated} evaluated,"
+        f" {rec.completion_tokens} generated · {rec.step_seconds} s)"
     )
     lines = ["", head]
-    if guarded := rec.get("info", {}).get("repeat_guard"):
+    if guarded := rec.info.get("repeat_guard"):
         lines.append(f"  (repeat guard: {', '.join(guarded)} already answered; asked for prose)")
-    if lost := rec.get("info", {}).get("kv_reuse_lost"):
+    if lost := rec.info.get("kv_reuse_lost"):
         lines.append(f"  (KV cache: {lost} tokens of earlier turns evaluated again; the template rendered them differently)")
-    prose = parse(rec.get("text", "")).content
+    prose = parse(rec.text).content
     lines += ["  " + line for line in prose.splitlines() if line.strip()]
-    results = {r.get("call_id"): r for r in rec.get("results", [])}
-    for call in rec.get("calls", []):
-        args = json.dumps(call.get("arguments", {}), ensure_ascii=False)
-        lines.append(f"  → {call.get('name')}({_preview(args, 80)})")
-        res = results.pop(call.get("id"), None)
+    results = {r.call_id: r for r in rec.results}
+    for call in rec.calls:
+        args = json.dumps(call.arguments, ensure_ascii=False)
+        lines.append(f"  → {call.name}({_preview(args, 80)})")
+        res = results.pop(call.id, None)
         if res is not None:
             lines.append(_format_result(res))
     lines += [_format_result(r) for r in results.values()]  # format errors have no call
-    if rec.get("finish_reason") not in (None, "stop"):
-        lines.append(f"  finish: {rec['finish_reason']}")
-    if rec.get("error"):
-        lines.append(f"  ✗ model error: {rec['error']}")
+    if rec.finish_reason not in (None, "stop"):
+        lines.append(f"  finish: {rec.finish_reason}")
+    if rec.error:
+        lines.append(f"  ✗ model error: {rec.error}")
     return lines
 
 
-def _format_result(res: dict[str, Any]) -> str:
-    mark = "✗" if res.get("error") else "←"
-    cut = f"  [{res['truncated_tokens']} tokens truncated]" if res.get("truncated_tokens") else ""
-    who = f"{res.get('name')}: " if res.get("error") else ""
-    return f"    {mark} {who}{_preview(res.get('content', ''))}{cut}"
+def _format_result(res: TraceResult) -> str:
+    mark = "✗" if res.error else "←"
+    cut = f"  [{res.truncated_tokens} tokens truncated]" if res.truncated_tokens else ""
+    who = f"{res.name}: " if res.error else ""
+    return f"    {mark} {who}{_preview(res.content)}{cut}"
 
 
 def stats(
