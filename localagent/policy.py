@@ -30,10 +30,23 @@ STRUCTURED_STARTS = ("{", "[", "`", "<")
 # A task that asks for a change: one of these verbs leads a sentence or a clause ("and
 # change", "then fix") or follows "please", "can you", "I need you to" ("write out the
 # names" and "add up" ask to be told).
+_CHANGE_VERBS = (
+    r"create|write(?!\s+out\b)|make(?!\s+(?:me\s+|us\s+)?a\s+list\b)|add(?!\s+up\b)|append|put(?!\s+together\b)|fix|"
+    r"correct|rename|replace|change|set(?!\s+me\b)|update|edit|modify|delete|remove|copy|save(?!\s+me\b)|insert|move|"
+    r"take(?!\s+(?:a\s+)?(?:quick\s+)?(?:look|peek|glance|gander)\b)|store|record|place|paste|enter|adjust|alter|amend|repair|"
+    r"swap|switch|rewrite|overwrite|erase|clear|drop|bump|increase|decrease|stick|tack|jot|stash|duplicate|"
+    r"turn(?!\s+up\b)|toggle|flip|raise|lower|reduce|restore|tweak|patch|revise|reword|retitle"
+)  # not the idioms that ask to be told: "take a look", "put together a list", "save me"
 _CHANGE = re.compile(
-    r"(?:^|[.!?:;]\s+|\bplease\s+|,\s*|\b(?:can|could|would|will)\s+you\s+(?:please\s+)?|\byou\s+to\s+|\b(?:and|then)\s+)(create|write(?!\s+out\b)|make|add(?!\s+up\b)|append|put|fix|correct|rename|replace|change|set|"
-    r"update|edit|modify|delete|remove|copy|save|insert|move|take|store|record|place|paste|enter|adjust|alter|amend|repair|"
-    r"swap|switch|rewrite|overwrite|erase|clear|drop|bump|increase|decrease)\b(?![./]\w)",  # not 'store.txt'
+    r"(?:^|[.!?:;]\s+|\bplease\s+|,\s*|\b(?:can|could|would|will)\s+you\s+(?:please\s+)?|\byou\s+to\s+|\bif\s+you\s+(?:could|can|would)\s+(?:please\s+)?"
+    rf"|\b(?:and|then|let'?s|let\s+us|help\s+me)\s+)({_CHANGE_VERBS})\b(?![./]\w)",  # not 'store.txt'
+    re.IGNORECASE,
+)
+# The same verbs after "would you mind", "try": "Would you mind changing the port in F to 80?"
+_GERUND = re.compile(
+    r"\b(?:mind|try|trying|start|consider|about)\s+(creating|writing|making|adding|appending|putting|fixing|correcting|"
+    r"renaming|replacing|changing|setting|updating|editing|modifying|deleting|removing|copying|saving|inserting|moving|"
+    r"storing|bumping|increasing|decreasing|switching|turning|sticking|tacking)\b",
     re.IGNORECASE,
 )
 # A state the task says a file must reach, with no verb to do it: "There is a typo in X:
@@ -84,12 +97,12 @@ def wants_change(task: str) -> bool:
     question, told = (rx.search(task) and not request for rx in (_QUESTION, _ASKS))
     stated = not question and (_WISH.search(task) or ((_MUST_BE.search(task) or _APPEND.search(task)) and not told))
     stated = stated or (_DONE_TO.search(task) and not _WH_START.match(task))
-    if not _CHANGE.search(task.strip()) and not stated:
+    if not _CHANGE.search(task.strip()) and not _GERUND.search(task) and not stated:
         return False
     return bool(re.search(r"\b(file|folder)\b", task, re.IGNORECASE)) or any(PATH_SHAPED.fullmatch(w) for w in path_words(task))
 
 
-_CHANGE_WORD = re.compile(_CHANGE.pattern.split(")(", 1)[1].split(")\\b", 1)[0].join([r"\b(", r")"]) + r"\b(?![./]\w)", re.IGNORECASE)
+_CHANGE_WORD = re.compile(rf"\b({_CHANGE_VERBS})\b(?![./]\w)", re.IGNORECASE)
 # A question, or a request for something to be told, not done: "I need the port from X."
 _ASKS = re.compile(
     r"(?:^|[.!?;:,]\s+)\s*(?:please\s+|(?:can|could|would)\s+you\s+)?(what|which|who|where|when|why|how|is|are|does|do|list|tell|say|name|"

@@ -63,6 +63,17 @@ def ws(tmp_path: Path) -> Workspace:
         ("Please get me the owner stored in ops/owner.txt.", False),
         ("I have the port set to 80 in config.cfg; what is the host?", False),
         ("What do I need changed to 80 in config.cfg?", False),
+        ("Would you mind changing the port in config.cfg to 80?", True),
+        ("Let's rename calc to compute in app/main.py.", True),
+        ("I'd be glad if you could set the port in config.cfg to 80.", True),
+        ("Can you tell me what you could change in config.cfg?", False),
+        ("Could you pop open notes.txt and tell me the code?", False),
+        # Idioms that ask to be told, with a change verb in them:
+        ("Could you take a look at notes.txt and tell me the code?", False),
+        ("Can you put together a list of the functions in app/main.py?", False),
+        ("Could you make me a list of the functions in app/main.py?", False),
+        ("Save me a trip: what is the port in config.cfg?", False),
+        ("Make sure the port in config.cfg is 80.", True),
     ],
 )
 def test_wants_change(task: str, change: bool) -> None:
