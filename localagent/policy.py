@@ -83,8 +83,8 @@ _WH_START = re.compile(r"\s*(what|which|who|where|when|why|how)\b", re.IGNORECAS
 _QUESTION = re.compile(r"\?\s*$|^\s*(what|which|who|where|when|why|how|is|are|does|do)\b", re.IGNORECASE)
 # A question about the folder itself, with no path named: look before answering.
 _ABOUT_WORKSPACE = re.compile(
-    r"\b(this|the|our|my)\s+(project|folder|repo|repository|directory|workspace|codebase|package|service|app)\b"
-    r"|\bin here\b|\bhere\b\s*\?|\b(the|this|our|my)\s+\w+\s+here\b",
+    r"\b(this|the|our|my)\s+(project|folder|repo|repository|directory|workspace|codebase|package|service|app|application|"
+    r"program|software|code\s*base)\b|\bin here\b|\bhere\b\s*\?|\b(the|this|our|my)\s+\w+\s+here\b|\bwe('re)?\b",
     re.IGNORECASE,
 )
 
@@ -106,8 +106,10 @@ _CHANGE_WORD = re.compile(rf"\b({_CHANGE_VERBS})\b(?![./]\w)", re.IGNORECASE)
 # A question, or a request for something to be told, not done: "I need the port from X."
 _ASKS = re.compile(
     r"(?:^|[.!?;:,]\s+)\s*(?:please\s+|(?:can|could|would)\s+you\s+)?(what|which|who|where|when|why|how|is|are|does|do|list|tell|say|name|"
-    r"read|find|show|count|give|get|report|look|check|open|according|print|write\s+out|identify|locate|determine|"
-    r"need|i\s+(?:need|want|would\s+like|wonder)|i'd\s+like|i'm\s+curious)\b|\band\s+(?:then\s+)?(?:tell|say|name|show|give|report|list)\b|\?\s*$",
+    r"read|find|show|count|tally|give|get|report|look|check|open|according|print|write\s+out|identify|locate|determine|"
+    r"fetch|grab|pull|dig|peek|figure|work\s+out|confirm|remind|let\s+me\s+know|fill\s+me\s+in|recall|spell|compute|"
+    r"calculate|enumerate|summari[sz]e|display|search|scan|go\s+through|look\s+through|"
+    r"need|i\s+(?:need|want|would\s+like|wonder)|i'd\s+like|i'm\s+curious)\b|\band\s+(?:then\s+)?(?:tell|say|name|show|give|report|list|let\s+me\s+know|fill\s+me\s+in)\b|\?\s*$",
     re.IGNORECASE,
 )
 
@@ -293,7 +295,7 @@ def searches_first(task: str, workspace: Workspace | None) -> bool:
     return asks_which_file(task) and not named_file
 
 
-_COUNTS = re.compile(r"\bhow many\b|\bcount\b|\bnumber of\b", re.IGNORECASE)
+_COUNTS = re.compile(r"\bhow many\b|\bcount\b|\bnumber of\b|\btally\b", re.IGNORECASE)
 _EXTENSION = re.compile(r"(?<![\w.])\.([A-Za-z0-9]{1,8})\b")
 
 
@@ -474,13 +476,17 @@ def expressions(task: str, history: list[Message], limit: int = 6) -> list[str]:
 _OPERATIONS = {
     "sum": re.compile(
         r"\b(total|sum|add up|adds up|plus|altogether|combined)\b|\b(how (many|much)|add)\b[^?]*\btogether\b|\d\s*\+\s*\d"
-        r"|\badd(?:ing)?\s+-?\d[\d.]*\s+(?:and|to)\s+-?\d", re.IGNORECASE
+        r"|\badd(?:ing)?\s+-?\d[\d.]*\s+(?:and|to)\s+-?\d|\b(?:what|how much)(?:'s|\s+is|\s+are|\s+do|\s+does)?\s+-?\d[\d.]*\s+and\s+-?\d"
+        r"|\d\s+and\s+-?\d[\d.]*\s+(?:make|makes|come to|comes to|equal|equals|give|gives)\b", re.IGNORECASE
     ),
     "max": re.compile(r"\b(larger|largest|bigger|biggest|greater|greatest|(?:has|have|holds?) more|(?<!at )most|higher|highest|maximum)\b", re.IGNORECASE),
     "min": re.compile(r"\b(smaller|smallest|fewer|fewest|(?<!at )least|lower|lowest|minimum)\b", re.IGNORECASE),
     "difference": re.compile(r"\b(difference|minus|subtract\w*)\b|\d\s*-\s*\d", re.IGNORECASE),
     "product": re.compile(r"\b(times|multiplied|product)\b|\d\s*[*\u00d7]\s*\d", re.IGNORECASE),
-    "reverse": re.compile(r"\b(backwards?|reversed?|reverse)\b|\bfrom the last letter\b|\bright to left\b|\bback to front\b", re.IGNORECASE),
+    "reverse": re.compile(
+        r"\b(backwards?|reversed?|reverse|mirrored|inverted)\b|\bfrom the last letter\b|\blast (letter|character) (to|first)\b"
+        r"|\bright to left\b|\bback to front\b|\bend to (start|beginning)\b", re.IGNORECASE
+    ),
     "length": re.compile(r"\bhow many (letters|characters)\b|\blength\b", re.IGNORECASE),
 }
 

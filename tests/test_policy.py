@@ -98,6 +98,10 @@ def test_wants_change(task: str, change: bool) -> None:
         ("I need you to fix the typo in notes.txt.", False),  # a change word anywhere
         ("Can you add '- milk' to todo.md?", False),
         ("The deploy script is broken.", False),  # neither: writes stay offered
+        ("Open ops/owner.txt and let me know the owner.", True),
+        ("Tally up the .md files in docs for me.", True),
+        ("Enumerate the functions of app/helpers.py.", True),
+        ("Work out 32 + 76.", True),
     ],
 )
 def test_asks_only_questions_and_requests_to_be_told(task: str, only: bool) -> None:
@@ -524,6 +528,7 @@ def test_a_which_file_question_is_answered_once_a_search_found_the_word(ws: Work
 def test_a_question_about_the_thing_here_looks_first(ws: Workspace) -> None:
     assert policy.must_look("What port does the server here use?", ws)
     assert not policy.must_look("What is 3 plus 4?", ws)
+    assert policy.must_look("Which port do we run on?", ws)  # "we": the people of this folder
 
 
 def test_a_change_task_ends_once_its_change_is_made(ws: Workspace) -> None:
@@ -592,6 +597,10 @@ def test_an_edit_of_a_settings_line_keeps_its_style(tmp_path: Path, old: str, ne
         ("Which of a.txt and b.txt has more chairs, and how many?", True),
         ("Read a.txt and b.txt together.", False),
         ("Tell me more about notes.txt.", False),
+        ("what's 30 and 12?", True),
+        ("How much do 30 and 12 make?", True),
+        ("Write 'lamp' from its last letter to the first.", True),
+        ("What is in notes.txt and docs/setup.md?", False),
     ],
 )
 def test_a_question_that_asks_for_something_worked_out(task: str, computes: bool) -> None:
@@ -689,6 +698,7 @@ def test_a_rename_replaces_every_occurrence(ws: Workspace) -> None:
 def test_a_question_counting_files_of_a_type_names_the_glob_and_folder(ws: Workspace) -> None:
     assert policy.counted_files("How many .md files are in the docs folder?", ws) == (["*.md"], ["docs"])
     assert policy.counted_files("Count the .cfg files.", ws) == (["*.cfg"], ["."])
+    assert policy.counted_files("Tally up the .md files in docs for me.", ws) == (["*.md"], ["docs"])
     assert policy.counted_files("How many lines does notes.txt have?", ws) is None  # a file's lines, not files
     assert policy.counted_files("How many files are in docs?", ws) is None  # no type named: list_dir counts
     assert policy.counted_files("Create two .md files in docs.", ws) is None  # not a question
