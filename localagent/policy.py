@@ -84,7 +84,7 @@ _QUESTION = re.compile(r"\?\s*$|^\s*(what|which|who|where|when|why|how|is|are|do
 # A question about the folder itself, with no path named: look before answering.
 _ABOUT_WORKSPACE = re.compile(
     r"\b(this|the|our|my)\s+(project|folder|repo|repository|directory|workspace|codebase|package|service|app|application|"
-    r"program|software|code\s*base)\b|\bin here\b|\bhere\b\s*\?|\b(the|this|our|my)\s+\w+\s+here\b|\bwe('re)?\b",
+    r"program|software|code\s*base)\b|^(?!.*/)[^?]*\b(version|dependenc\w+)\b|\bin here\b|\bhere\b\s*\?|\b(the|this|our|my)\s+\w+\s+here\b|\bwe('re)?\b",
     re.IGNORECASE,
 )
 
@@ -270,7 +270,8 @@ _WHICH_FILE = re.compile(
 )
 _MENTIONS = re.compile(
     r"\b(mention\w*|refer\w*|talks? about|contain\w*|says?|appear\w*|includ\w*|(has|with) \S+ in it|brings? up|names"
-    r"|(is|are) written|speaks? (of|about)|discuss\w*|cites?|quot\w*|words?|terms?)\b",
+    r"|(is|are) written|speaks? (of|about)|discuss\w*|cites?|quot\w*|words?|terms?|(comes?|shows?|pops?|turns?|crops?) up|occur\w*"
+    r"|uses?|used|features?)\b",
     re.IGNORECASE,
 )
 
@@ -475,7 +476,7 @@ def expressions(task: str, history: list[Message], limit: int = 6) -> list[str]:
 
 _OPERATIONS = {
     "sum": re.compile(
-        r"\b(total|sum|add up|adds up|plus|altogether|combined)\b|\b(how (many|much)|add)\b[^?]*\btogether\b|\d\s*\+\s*\d"
+        r"\b(total|sum|add up|adds up|plus|altogether|combined|in all|all told|across both)\b|\bhow (many|much)\b[^?]*\b(both|across)\b|\b(how (many|much)|add)\b[^?]*\btogether\b|\d\s*\+\s*\d"
         r"|\badd(?:ing)?\s+-?\d[\d.]*\s+(?:and|to)\s+-?\d|\b(?:what|how much)(?:'s|\s+is|\s+are|\s+do|\s+does)?\s+-?\d[\d.]*\s+and\s+-?\d"
         r"|\d\s+and\s+-?\d[\d.]*\s+(?:make|makes|come to|comes to|equal|equals|give|gives)\b", re.IGNORECASE
     ),

@@ -529,6 +529,7 @@ def test_a_question_about_the_thing_here_looks_first(ws: Workspace) -> None:
     assert policy.must_look("What port does the server here use?", ws)
     assert not policy.must_look("What is 3 plus 4?", ws)
     assert policy.must_look("Which port do we run on?", ws)  # "we": the people of this folder
+    assert policy.must_look("What is the current version?", ws)  # a project's own property
 
 
 def test_a_change_task_ends_once_its_change_is_made(ws: Workspace) -> None:
@@ -601,6 +602,7 @@ def test_an_edit_of_a_settings_line_keeps_its_style(tmp_path: Path, old: str, ne
         ("How much do 30 and 12 make?", True),
         ("Write 'lamp' from its last letter to the first.", True),
         ("What is in notes.txt and docs/setup.md?", False),
+        ("How many chairs are there across a.txt and b.txt?", True),
     ],
 )
 def test_a_question_that_asks_for_something_worked_out(task: str, computes: bool) -> None:
@@ -619,6 +621,8 @@ def test_a_question_that_asks_for_something_worked_out(task: str, computes: bool
         ("tangerine is written in one of the files in records. Which file?", True),
         ("Go through docs and name the file that mentions glacier.", True),
         ("Look in docs and tell me the file with glacier in it.", True),
+        ("Which file under docs has glacier show up in it?", True),
+        ("Which file in docs is the word glacier used in?", True),
         ("Which file is the largest in docs?", False),
         ("What does notes.txt say?", False),
     ],
