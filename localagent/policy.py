@@ -53,7 +53,8 @@ _GERUND = re.compile(
 # 'a' must become 'b'." (a held-out split's wording, read as a question and left undone).
 _MUST_BE = re.compile(
     r"\b(must|should|needs? to|has to|have to|ought to)\s+(now\s+)?(be|become|read|say|equal|contain|hold|have|get)\b"
-    r"|\btypos?\b|\bmisspel|\bspell\w* (it |\S+ )?wrong|\bspelling (mistake|error)",
+    r"|\btypos?\b|\bmisspel|\bspell\w* (it |\S+ )?wrong|\bspelling (mistake|error)"
+    r"|(?<![=!<>\w])[A-Za-z_][\w.-]*\s*=\s*[\w\"'.-]+",  # "port=9090 in config.toml": a setting's new state
     re.IGNORECASE,
 )
 # A file asked for, or a state wished for: "I need a file X with ...", "I want the port in X
@@ -560,8 +561,8 @@ def _may_mean(named: str, path: str) -> bool:
 
 
 _APPEND = re.compile(
-    r"\bappend|\b(at|to|on|onto) the (very )?(end|bottom)\b|\b(new|last|final|closing) line\b|\bone more line\b|\banother line\b"
-    r"|\bonto\b",
+    r"\bappend|\b(at|to|on|onto) the (very )?(end|bottom|foot)\b|\b(new|last|final|closing) line\b"
+    r"|\b(one more|another|an extra|extra|a new|new) (line|entry|item|bullet|task|row)\b|\bonto\b|\bafter the last line\b",
     re.IGNORECASE,
 )
 
@@ -592,7 +593,7 @@ def spans(text: str, limit: int = 300, path: str = "") -> list[str] | None:
 
 
 # Where an edit task's new text starts: "rename a to b", "replace a with b", "it should be b".
-_NEW_TEXT = re.compile(r"\s(?:to|into|with|(?:should|must|needs? to)\s+(?:now\s+)?(?:be|become|read))\s", re.IGNORECASE)
+_NEW_TEXT = re.compile(r"\s(?:to|into|with|(?:should|must|needs? to)\s+(?:now\s+)?(?:be|become|read)|->|=>|\u2192)\s", re.IGNORECASE)
 
 
 def named_spans(task: str, pieces: list[str]) -> list[str]:
@@ -660,23 +661,21 @@ _COPY = re.compile(r"\b(copy|copies|take|save|write|holding|holds|store|put|reco
 
 
 def content_choices(task: str, sources: list[str], creates: bool = False) -> list[str] | None:
-    """What a write's content may be, when the task says: the one text it quotes (or gives
-    after a colon) for an append; a line or value of the file it copies from (``sources``:
-    the texts of the files it names that were read); the one text it quotes for a file it
-    ``creates``. None: free. Left free, the 0.5B model wrote the task sentence itself
-    into the file."""
-    if appends(task):
-        quoted = [next(g for g in m.groups() if g) for m in _QUOTED.finditer(task)]
-        if len(quoted) == 1:
-            return [quoted[0]]
-        if not quoted and (m := _AFTER_COLON.search(task)) and not PATH_SHAPED.fullmatch(m.group(1)):
-            return [m.group(1)]
-        return None
-    if sources and _COPY.search(task):
+    """What a write's content may be, when the task says: a line or value of the file it
+    copies from (``sources``: the texts of the files it names that were read); for an
+    append, or a file it ``creates`` from nothing, the one text it quotes or gives after a
+    colon. None: free. Left free, the 0.5B model wrote the task sentence itself into the
+    file, and kept the quotes of "a file that just contains 'Welcome.'"."""
+    append = appends(task)
+    if sources and _COPY.search(task) and not append:
         return list(dict.fromkeys(p for text in sources for p in copy_pieces(text))) or None
+    if not (append or (creates and not sources)):
+        return None
     quoted = [q for m in _QUOTED.finditer(task) if not PATH_SHAPED.fullmatch(q := next(g for g in m.groups() if g))]
-    if creates and len(quoted) == 1:
-        return [quoted[0]]  # a file that "just contains 'Welcome.'": the 0.5B model kept the quotes
+    if len(quoted) == 1:
+        return [quoted[0]]
+    if not quoted and (m := _AFTER_COLON.search(task)) and not PATH_SHAPED.fullmatch(m.group(1)):
+        return [m.group(1)]
     return None
 
 

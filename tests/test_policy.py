@@ -74,6 +74,8 @@ def ws(tmp_path: Path) -> Workspace:
         ("Could you make me a list of the functions in app/main.py?", False),
         ("Save me a trip: what is the port in config.cfg?", False),
         ("Make sure the port in config.cfg is 80.", True),
+        ("port=9090 in config.cfg please", True),  # a setting's new state
+        ("What does port=80 mean in config.cfg?", False),
     ],
 )
 def test_wants_change(task: str, change: bool) -> None:
@@ -327,6 +329,7 @@ def test_an_edit_copies_old_from_the_file_it_read(ws: Workspace) -> None:
         ("Replace every fetch_items in src/w.py with get_items.", ["fetch_items"]),
         ("Fix the spelling in a.md: recieve it should be receive.", ["You recieve it."]),
         ("Make the greeting friendlier in a.md.", ["You recieve it.", "hi", "debug = false"]),  # nothing named: all
+        ("The log_level in etc/app.cfg should now be debug; please update it.", ['log_level = "info"']),
     ],
 )
 def test_an_edit_replaces_a_piece_the_task_names_before_its_new_text(task: str, want: list[str]) -> None:
@@ -730,6 +733,7 @@ def test_a_count_of_files_of_a_type_calls_find_files_for_it_first(ws: Workspace)
         ("Replace 'hello world' with 'goodbye world' in notes.txt.", None),  # not one word: free
         ("Change the port in config.cfg to 9090.", None),  # a setting: its own rule (setting_new)
         ("What is 'teh' changed to in notes/setup.md?", None),  # a question
+        ("fix 'recieve' -> 'receive' in notes/setup.md", "receive"),
     ],
 )
 def test_the_one_word_an_edit_gives_as_its_new_text(task: str, word: str | None) -> None:
@@ -895,12 +899,8 @@ def test_a_file_to_create_holds_the_one_text_the_task_quotes() -> None:
     assert policy.content_choices(task, [], creates=True) == ["Welcome to moonshot."]
     assert policy.content_choices(task, []) is None  # not a file to create: free
     assert policy.content_choices("Create notes/a.txt with 'x' and 'y'.", [], creates=True) is None
-
-
-def test_a_setting_that_should_now_be_a_value_offers_its_own_line() -> None:
-    pieces = ["log_level = info", "debug = false"]
-    task = "The log_level in etc/app.cfg should now be debug; please update it."
-    assert policy.named_spans(task, pieces) == ["log_level = info"]
+    assert policy.content_choices("Create notes/a.txt with this line: All systems go.", [], creates=True) == ["All systems go."]
+    assert policy.content_choices("Copy the port of notes.txt into a new file 'port.txt'.", ["port: 80"], creates=True) == ["port: 80", "80"]
 
 
 def _read(path: str, content: str, cid: str = "a") -> tuple[ToolCall, str]:
