@@ -28,7 +28,6 @@ def decoding_options(
     """The options of one step under ``constraint`` (None: free text); ``threshold``
     is the first-token call-or-prose threshold, ``choice`` what the constraint enforces,
     ``plan`` what the request implies for a turn of several calls (policy.call_plan)."""
-    jump = constraint is not None and config.jump_forward
     parallel = several_calls(config) and (constraint is None or constraint.parallel)
     more = None
     if constraint is not None and parallel and config.more_calls is not None:
@@ -44,12 +43,10 @@ def decoding_options(
         min_p=config.min_p,
         repeat_penalty=config.repeat_penalty,
         prompt_lookup=config.prompt_lookup,
-        grammar=constraint.text if constraint and constraint.engine == "gbnf" else None,
-        lark=constraint.text if constraint and constraint.engine == "llguidance" else None,
         on_text=on_text,
+        constraint=constraint,
+        jump_forward=config.jump_forward,
         call_threshold=threshold,
-        call_heads=constraint.heads if constraint and jump else (),
-        call_keys=dict(constraint.keys) if constraint and jump else None,
         parallel=parallel,
         more_calls=more,
         tool_choice=(choice.name or choice.mode) if choice else "auto",

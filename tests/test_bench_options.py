@@ -27,10 +27,10 @@ def test_the_bench_options_are_those_it_built_by_hand() -> None:
     tools = ten_tools()
     c = build_constraint(tools, ToolChoice("required"), parallel=False)
     ours = _options(48, c, ToolChoice("required"))
-    hand = GenerateOptions(max_tokens=48, grammar=c.text, call_heads=c.heads, call_keys=dict(c.keys), parallel=False)
+    hand = GenerateOptions(max_tokens=48, constraint=c, jump_forward=True, parallel=False)
     assert _read(ours) == _read(hand) and ours.call_heads
     no_jump = _options(48, c, ToolChoice("required"), jump_forward=False)
-    assert _read(no_jump) == _read(GenerateOptions(max_tokens=48, grammar=c.text, parallel=False))
+    assert _read(no_jump) == _read(GenerateOptions(max_tokens=48, constraint=c, parallel=False))
     for n in (1, 48):
         assert _read(_options(n), parallel=False) == _read(GenerateOptions(max_tokens=n), parallel=False)
 

@@ -71,7 +71,7 @@ def test_a_grammar_engine_failure_mid_reply_is_a_constraint_error(smol: Any, mon
     import llama_cpp
 
     c = build_constraint([READ], ToolChoice("required"), parallel=False)
-    opts = GenerateOptions(max_tokens=48, grammar=c.text)
+    opts = GenerateOptions(max_tokens=48, constraint=c)
     whole = smol.generate(MESSAGES, [READ], opts)  # the same reply with the engine working
     assert whole.finish_reason in ("stop", "length") and whole.text.startswith("<tool_call>")
 
@@ -117,7 +117,7 @@ def test_an_llguidance_failure_mid_reply_is_a_constraint_error(smol: Any, monkey
 
     monkeypatch.setattr(llama_backend, "LLGuidanceMatcher", Failing)
     c = build_constraint([READ], ToolChoice("required"), engine="llguidance")
-    gen = smol.generate(MESSAGES, [READ], GenerateOptions(max_tokens=48, lark=c.text))
+    gen = smol.generate(MESSAGES, [READ], GenerateOptions(max_tokens=48, constraint=c))
     assert gen.finish_reason == "error" and gen.info.get("constraint_error"), (gen.finish_reason, gen.text)
     assert "engine state corrupted" in (gen.error or "") and "fail closed" in (gen.error or "")
     assert gen.text.startswith("<tool_call>") and gen.completion_tokens <= 11  # it failed mid-reply, not before
@@ -157,7 +157,7 @@ def test_a_matcher_that_raises_is_a_constraint_error_not_an_exception(smol: Any,
 
     monkeypatch.setattr(llama_backend, "GrammarMatcher", Raising)
     c = build_constraint([READ], ToolChoice("required"), parallel=False)
-    gen = smol.generate(MESSAGES, [READ], GenerateOptions(max_tokens=48, grammar=c.text))
+    gen = smol.generate(MESSAGES, [READ], GenerateOptions(max_tokens=48, constraint=c))
     assert gen.finish_reason == "error" and gen.info.get("constraint_error")
     assert "KeyError" in (gen.error or "") and "fail closed" in (gen.error or "")
 

@@ -40,14 +40,13 @@ TASKS = [
 def test_jump_forward_output_equals_plain_constrained(qwen, workspace: Path, parallel: bool, engine: str) -> None:  # type: ignore[no-untyped-def]
     schemas = ToolSet(workspace_tools(Workspace(workspace), write=False)).schemas()
     c = build_constraint(schemas, ToolChoice("required"), parallel=parallel, engine=engine)  # type: ignore[arg-type]
-    grammar = {"lark" if engine == "llguidance" else "grammar": c.text}
     forced = 0
     for task in TASKS:
         msgs = [Message("system", load_prompt("system").strip()), Message("user", task)]
-        plain = qwen.generate(msgs, schemas, GenerateOptions(max_tokens=120, parallel=parallel, **grammar))
+        plain = qwen.generate(msgs, schemas, GenerateOptions(max_tokens=120, parallel=parallel, constraint=c))
         fast = qwen.generate(
             msgs, schemas,
-            GenerateOptions(max_tokens=120, call_heads=c.heads, call_keys=dict(c.keys), parallel=parallel, **grammar),
+            GenerateOptions(max_tokens=120, constraint=c, jump_forward=True, parallel=parallel),
         )
         assert fast.text == plain.text
         assert plain.info["forced_tokens"] == 0

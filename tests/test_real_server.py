@@ -202,9 +202,9 @@ def _first_step(root: Path) -> tuple[list[Any], list[dict[str, Any]], Any]:
     from localagent.tools import ToolSet
 
     schemas = ToolSet(workspace_tools(Workspace(root))).schemas()
-    grammar = build_constraint(schemas, ToolChoice("auto"), parallel=False).text
+    constraint = build_constraint(schemas, ToolChoice("auto"), parallel=False)
     msgs = [Message("system", load_prompt("system").strip()), Message("user", "What is the launch code written in notes.txt?")]
-    return msgs, schemas, GenerateOptions(max_tokens=48, grammar=grammar, call_threshold=0.5, parallel=False)
+    return msgs, schemas, GenerateOptions(max_tokens=48, constraint=constraint, call_threshold=0.5, parallel=False)
 
 
 def test_the_first_token_decision_through_the_server_matches_in_process(server: Served, notes: Path) -> None:

@@ -19,6 +19,7 @@ import pytest
 
 from localagent import Agent, AgentConfig, StopReason
 from localagent.backends.base import GenerateOptions
+from localagent.constraint.grammar import Constraint
 from localagent.backends.server import Retries, ServerBackend, openai_messages, text_messages
 from localagent.tools.builtin import workspace_tools
 from localagent.errors import ConfigError
@@ -189,6 +190,10 @@ TOOLS = [{"type": "function", "function": {"name": "read_file", "description": "
 MSGS = [Message("system", "Be brief."), Message("user", "What does notes.txt say?")]
 
 
+def gbnf(text: str) -> Constraint:
+    return Constraint("gbnf", text)
+
+
 def _agent(backend: ServerBackend, root: Path, config: AgentConfig | None = None) -> Agent:
     return Agent(backend, workspace_tools(Workspace(root)), root=root, config=config or AgentConfig())
 
@@ -231,7 +236,7 @@ def test_llama_cpp_dialect_sends_the_grammar_and_our_tool_prompt(stub: Stub) -> 
         Message("assistant", "", [ToolCall("call_1_0", "read_file", {"path": "notes.txt"})], raw=render_call("read_file", {"path": "notes.txt"})),
         Message("tool", "PURPLE-42", tool_call_id="call_1_0", name="read_file"),
     ]
-    stub.backend().generate(history, TOOLS, GenerateOptions(grammar='root ::= "x"', max_tokens=7, seed=3))
+    stub.backend().generate(history, TOOLS, GenerateOptions(constraint=gbnf('root ::= "x"'), max_tokens=7, seed=3))
     req = stub.requests[0]
     assert req["grammar"] == 'root ::= "x"' and req["max_tokens"] == 7 and req["seed"] == 3
     assert "tools" not in req  # the tools are in our own prompt, so any template will do
@@ -267,13 +272,13 @@ def test_the_sampler_chain_is_sent_as_each_dialect_names_it(stub: Stub, dialect:
 )
 def test_vllm_dialects_carry_the_grammar(stub: Stub, dialect: str, key: str, value: Any) -> None:
     stub.enqueue(sse("x"))
-    stub.backend(dialect=dialect).generate(MSGS, TOOLS, GenerateOptions(grammar='root ::= "x"'))
+    stub.backend(dialect=dialect).generate(MSGS, TOOLS, GenerateOptions(constraint=gbnf('root ::= "x"')))
     assert stub.requests[0][key] == value and "grammar" not in stub.requests[0]
 
 
 @pytest.mark.parametrize("dialect", ["llama.cpp", "vllm", "vllm-legacy"])  # openai: the server's own tools
 def test_no_grammar_dialect_takes_an_llguidance_grammar(stub: Stub, dialect: str) -> None:
-    gen = stub.backend(dialect=dialect).generate(MSGS, TOOLS, GenerateOptions(lark='start: "x"'))
+    gen = stub.backend(dialect=dialect).generate(MSGS, TOOLS, GenerateOptions(constraint=Constraint("llguidance", 'start: "x"')))
     assert gen.finish_reason == "error" and gen.info["constraint_error"] and "llguidance" in (gen.error or "")
     assert stub.requests == []  # failed closed, nothing sent
 
@@ -281,7 +286,7 @@ def test_no_grammar_dialect_takes_an_llguidance_grammar(stub: Stub, dialect: str
 def test_openai_dialect_sends_tools_and_tool_choice(stub: Stub) -> None:
     stub.enqueue(sse("x"), sse("y"))
     b = stub.backend(dialect="openai")
-    b.generate(MSGS, TOOLS, GenerateOptions(grammar='root ::= "x"', tool_choice="required", parallel=False))
+    b.generate(MSGS, TOOLS, GenerateOptions(constraint=gbnf('root ::= "x"'), tool_choice="required", parallel=False))
     b.generate(MSGS, TOOLS, GenerateOptions(tool_choice="read_file"))
     first, second = stub.requests
     assert first["tools"] == TOOLS and first["tool_choice"] == "required" and first["parallel_tool_calls"] is False
@@ -567,7 +572,7 @@ def test_a_call_is_decided_at_the_first_token_then_the_call_grammar_sent(stub: S
 
     stub.firsts.append(first(("<tool_call>", math.log(0.6)), ("The", math.log(0.3)), ("{", math.log(0.05))))
     stub.enqueue(sse(render_call("read_file", {"path": "notes.txt"})))
-    opts = GenerateOptions(grammar=_auto_grammar(), call_threshold=0.5, parallel=False, temperature=0.7, max_tokens=50)
+    opts = GenerateOptions(constraint=gbnf(_auto_grammar()), call_threshold=0.5, parallel=False, temperature=0.7, max_tokens=50)
     gen = stub.backend().generate(MSGS, TOOLS, opts)
     (probe,), (step,) = stub.probes, stub.requests
     assert probe["max_tokens"] == 1 and probe["logprobs"] is True and probe["top_logprobs"] == 20
@@ -583,7 +588,7 @@ def test_prose_is_decided_below_the_threshold_then_the_prose_grammar_sent(stub: 
 
     stub.firsts.append(first(("1", math.log(0.5)), ("<tool_call>", math.log(0.3)), (" ", math.log(0.1))))
     stub.enqueue(sse("The code is 1."))
-    gen = stub.backend().generate(MSGS, TOOLS, GenerateOptions(grammar=_auto_grammar(), call_threshold=0.5, parallel=False))
+    gen = stub.backend().generate(MSGS, TOOLS, GenerateOptions(constraint=gbnf(_auto_grammar()), call_threshold=0.5, parallel=False))
     assert stub.requests[0]["grammar"].startswith("root ::= prose\n")
     assert gen.decision == "prose" and gen.call_mass == round(0.4 / 0.9, 4) and gen.text == "The code is 1."
 
@@ -596,7 +601,7 @@ def test_without_log_probabilities_the_grammar_alone_decides(stub: Stub, answer:
     stub.firsts.append(answer)
     stub.enqueue(sse("hello"), sse("again"))
     b = stub.backend()
-    opts = GenerateOptions(grammar=grammar, call_threshold=0.5, parallel=False)
+    opts = GenerateOptions(constraint=gbnf(grammar), call_threshold=0.5, parallel=False)
     gen = b.generate(MSGS, TOOLS, opts)
     assert gen.text == "hello" and gen.decision is None and "no_decision" in gen.info
     assert stub.requests[0]["grammar"] == grammar
@@ -606,9 +611,9 @@ def test_without_log_probabilities_the_grammar_alone_decides(stub: Stub, answer:
 def test_no_first_token_request_without_a_threshold_or_for_the_openai_dialect(stub: Stub) -> None:
     grammar = _auto_grammar()
     stub.enqueue(sse("a"), sse("b"), sse("c"))
-    stub.backend().generate(MSGS, TOOLS, GenerateOptions(grammar=grammar, parallel=False))  # the loop gave no threshold
+    stub.backend().generate(MSGS, TOOLS, GenerateOptions(constraint=gbnf(grammar), parallel=False))  # the loop gave no threshold
     stub.backend(dialect="openai").generate(MSGS, TOOLS, GenerateOptions(call_threshold=0.5))
-    stub.backend(first_token=False).generate(MSGS, TOOLS, GenerateOptions(grammar=grammar, call_threshold=0.5, parallel=False))
+    stub.backend(first_token=False).generate(MSGS, TOOLS, GenerateOptions(constraint=gbnf(grammar), call_threshold=0.5, parallel=False))
     assert len(stub.requests) == 3 and not stub.probes
 
 
@@ -641,7 +646,7 @@ def test_a_template_that_lists_tools_gets_them_and_the_history_in_its_shape(stub
         Message("tool", "PURPLE-42", tool_call_id="call_1_0", name="read_file"),
     ]
     b = stub.backend()
-    b.generate(history, TOOLS, GenerateOptions(grammar='root ::= "x"'))
+    b.generate(history, TOOLS, GenerateOptions(constraint=gbnf('root ::= "x"')))
     asked, bare, step = stub.requests
     assert asked["tools"] and "tools" not in bare and asked["max_tokens"] == bare["max_tokens"] == 1
     assert b.template_tools and b.native_tools
@@ -655,7 +660,7 @@ def test_a_template_without_tools_gets_our_tool_prompt(stub: Stub) -> None:
     stub.owner = "me"
     stub.enqueue(_usage(20), _usage(20), sse("x"))
     b = stub.backend()
-    b.generate(MSGS, TOOLS, GenerateOptions(grammar='root ::= "x"'))
+    b.generate(MSGS, TOOLS, GenerateOptions(constraint=gbnf('root ::= "x"')))
     step = stub.requests[2]
     assert b.template_tools is False and "tools" not in step and "read_file" in step["messages"][0]["content"]
 

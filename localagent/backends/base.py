@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Literal, Protocol
 
+from ..constraint.grammar import Constraint
 from ..messages import Message
 
 FinishReason = Literal["stop", "length", "context", "error"]
@@ -91,7 +92,7 @@ class MoreCalls:
 
 @dataclass
 class GenerateOptions:
-    """Sampling and limits for one step."""
+    """Sampling, limits and the constraint for one step."""
 
     max_tokens: int = 512
     temperature: float = 0.0
@@ -104,23 +105,41 @@ class GenerateOptions:
     # Greedy prose: draft the next tokens from the prompt (llama-cpp-python's prompt lookup)
     # and keep those the model would have chosen, checked in one batch. The output is the same.
     prompt_lookup: bool = False
-    grammar: str | None = None  # GBNF (llama.cpp's engine), or None for free generation
-    lark: str | None = None  # a Lark grammar (the llguidance engine); at most one of the two
     on_text: Callable[[str], None] | None = None  # streamed pieces
+    constraint: Constraint | None = None  # what the reply must follow; None: free generation
+    # Jump-forward: insert the text the constraint fixes (its call heads and argument keys)
+    # without sampling. Off unless asked for: the loop asks through decoding_options.
+    jump_forward: bool = False
     # Decide call or prose at the first token: when the model's probability of
     # starting structured output (a tag, a brace, a fence) is at least this, the
     # reply becomes a tool call in the model's own envelope; otherwise it is
     # prose that cannot open one. None leaves the choice to the grammar alone.
     call_threshold: float | None = None
-    # Jump-forward: the starts every call must have (grammar.call_heads), and
-    # whether several calls may follow one another (then the end is not forced).
-    call_heads: tuple[str, ...] = ()
-    call_keys: dict[str, tuple[str, ...]] | None = None  # argument keys per tool, in grammar order
-    parallel: bool = True
+    parallel: bool = True  # several calls may follow one another (then the end is not forced)
     more_calls: MoreCalls | None = None  # None: the model's own choice after each call (greedy)
-    # What the constraint enforces, as OpenAI's tool_choice: "auto", "required", "none"
-    # or a tool name. For servers that take tool_choice instead of a grammar.
+    # Server-only: what the constraint enforces, as OpenAI's tool_choice ("auto", "required",
+    # "none" or a tool name), for a server that takes tools instead of a grammar. Read by no decoder.
     tool_choice: str = "auto"
+
+    @property
+    def grammar(self) -> str | None:
+        """The constraint's text when it is GBNF (llama.cpp's engine)."""
+        return self.constraint.text if self.constraint and self.constraint.engine == "gbnf" else None
+
+    @property
+    def lark(self) -> str | None:
+        """The constraint's text when it is a Lark grammar (the llguidance engine)."""
+        return self.constraint.text if self.constraint and self.constraint.engine == "llguidance" else None
+
+    @property
+    def call_heads(self) -> tuple[str, ...]:
+        """The starts every call must have (grammar.call_heads); () without jump-forward."""
+        return self.constraint.heads if self.constraint and self.jump_forward else ()
+
+    @property
+    def call_keys(self) -> dict[str, tuple[str, ...]] | None:
+        """Each tool's argument keys in grammar order; None without jump-forward."""
+        return dict(self.constraint.keys) if self.constraint and self.jump_forward else None
 
 
 class Backend(Protocol):

@@ -372,22 +372,21 @@ class LlamaBackend:
         return gen
 
     def _matcher(self, options: GenerateOptions) -> FailClosed | None:
-        if options.grammar and options.lark:
-            raise ConstraintError("give one of a GBNF grammar and a Lark grammar")
-        if options.grammar:
-            return FailClosed(GrammarMatcher(self._vocab, self.n_vocab, options.grammar))
-        if options.lark:
-            if self._llg is None:
-                pieces, _ = token_pieces(self.llm)
-                self._llg = tokenizer(pieces, self.llm.token_eos(), lambda b: self.llm.tokenize(b, add_bos=False, special=True))
-            start = self._llg_starts.get(options.lark)
-            if start is None:
-                start = start_matcher(self._llg, options.lark)
-                if len(self._llg_starts) >= 16:
-                    self._llg_starts.pop(next(iter(self._llg_starts)))
-                self._llg_starts[options.lark] = start
-            return FailClosed(LLGuidanceMatcher(start, self.eog_ids, self.n_vocab))
-        return None
+        c = options.constraint
+        if c is None:
+            return None
+        if c.engine == "gbnf":
+            return FailClosed(GrammarMatcher(self._vocab, self.n_vocab, c.text))
+        if self._llg is None:
+            pieces, _ = token_pieces(self.llm)
+            self._llg = tokenizer(pieces, self.llm.token_eos(), lambda b: self.llm.tokenize(b, add_bos=False, special=True))
+        start = self._llg_starts.get(c.text)
+        if start is None:
+            start = start_matcher(self._llg, c.text)
+            if len(self._llg_starts) >= 16:
+                self._llg_starts.pop(next(iter(self._llg_starts)))
+            self._llg_starts[c.text] = start
+        return FailClosed(LLGuidanceMatcher(start, self.eog_ids, self.n_vocab))
 
 
 def token_piece(vocab: Any, token: int, buf: Any) -> bytes:

@@ -394,13 +394,13 @@ class ServerBackend:
         alone or its prose alone. Without it the grammar alone decides, and a small model
         through a server wrote "1" where in-process it called a tool. Options unchanged (and
         no decision) when the step has no threshold or the server gives no log-probabilities."""
-        grammar = options.grammar
-        if options.call_threshold is None or not grammar or self._no_logprobs or self._dialect() == "openai":
+        c = options.constraint
+        if options.call_threshold is None or c is None or c.engine != "gbnf" or self._no_logprobs or self._dialect() == "openai":
             return options, None, None
-        call, prose = decided_grammar(grammar, "call"), decided_grammar(grammar, "prose")
+        call, prose = decided_grammar(c.text, "call"), decided_grammar(c.text, "prose")
         if call is None or prose is None:
             return options, None, None
-        ask = replace(options, grammar=None, max_tokens=1, temperature=0.0, call_threshold=None, on_text=None)
+        ask = replace(options, constraint=None, max_tokens=1, temperature=0.0, call_threshold=None, on_text=None)
         body = self.request_body(messages, tools, ask)
         # Streamed: llama-cpp-python then computes log-probabilities for the new token only.
         body.update(logprobs=True, top_logprobs=TOP_LOGPROBS, stream=True, stream_options={"include_usage": True})
@@ -417,7 +417,8 @@ class ServerBackend:
             self._no_logprobs = "the server returned no log-probabilities"
             return options, None, None
         decision: Decision = "call" if mass >= options.call_threshold else "prose"
-        return replace(options, grammar=call if decision == "call" else prose, call_threshold=None), decision, round(mass, 4)
+        decided = replace(c, text=call if decision == "call" else prose)
+        return replace(options, constraint=decided, call_threshold=None), decision, round(mass, 4)
 
     def _failed(self, f: _Failure, partial: str, attempts: int, failures: list[str], t0: float) -> Generation:
         details: dict[str, Any] = {"server": self.server, "dialect": self._dialect(), "attempts": attempts, "failures": failures}
