@@ -116,7 +116,7 @@ def measure(b: Any, s: Any, msgs: list[Message], constrained: bool, repeats: int
     for variant, gens in runs.items():
         out[f"seconds_{variant}"] = [round(g.seconds, 3) for g in gens]
         out[f"identical_{variant}"] = all(g.text == off[0].text for g in gens)
-        out[f"lookup_{variant}"] = gens[0].details
+        out[f"lookup_{variant}"] = gens[0].details.to_json()
     out["differing"] = sorted({g.text for gens in runs.values() for g in gens} - {off[0].text})[:2]
     return out
 

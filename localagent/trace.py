@@ -16,8 +16,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, field_validator
+from pydantic import BaseModel, ConfigDict, Field
 
+from .backends.base import StepInfo
 from .errors import ConfigError
 from .paths import folder
 
@@ -90,6 +91,8 @@ class _Line(BaseModel):
 
 
 def _plain(value: Any) -> Any:
+    if isinstance(value, StepInfo):
+        return value.to_json()
     if isinstance(value, list):
         return [v.to_json() if isinstance(v, _Line) else v for v in value]
     return value
@@ -143,15 +146,7 @@ class TraceStep(_Line):
     results: list[TraceResult] = []
     parse_errors: list[str] = []
     error: str | None = None
-    info: dict[str, Any] = {}  # Generation.info: what the decoder and the loop noted
-
-    @field_validator("info")
-    @classmethod
-    def _guard_names_calls(cls, info: dict[str, Any]) -> dict[str, Any]:
-        guard = info.get("repeat_guard")
-        if guard is not None and not (isinstance(guard, list) and all(isinstance(g, str) for g in guard)):
-            raise ValueError("repeat_guard must be a list of call strings")  # trace show joins them
-        return info
+    info: StepInfo = Field(default_factory=StepInfo)  # Generation.step_info: what the decoder, backend and loop noted
 
     @classmethod
     def of(cls, rec: StepRecord) -> TraceStep:
@@ -172,7 +167,7 @@ class TraceStep(_Line):
             results=[TraceResult(**r.to_dict()) for r in rec.results],
             parse_errors=rec.parse_errors,
             error=gen.error,
-            info=gen.info,
+            info=gen.step_info,
         )
 
 
@@ -296,8 +291,8 @@ def summarize(paths: list[Path | str]) -> Stats:
 def _add_step(st: Stats, r: TraceStep) -> None:
     st.tokens_sent += r.prompt_tokens
     st.tokens_evaluated += r.prompt_tokens_evaluated
-    lost = r.info.get("kv_reuse_lost")
-    if isinstance(lost, int) and lost > 0:
+    lost = r.info.kv_reuse_lost
+    if lost is not None and lost > 0:
         st.kv_reuse_lost_steps += 1
         st.kv_reuse_lost_tokens += lost
     for res in r.results:

@@ -109,6 +109,18 @@ def test_read_trace_gives_the_loop_records_typed_and_skips_other_types(tmp_path:
     assert isinstance(records[2], RunEnd) and records[2].stop_reason == "answered"
 
 
+def test_a_steps_info_reads_typed_and_writes_back_as_it_was() -> None:
+    # As a server step wrote it before StepInfo: the key order, a null and an unknown key kept.
+    info = {"decision": "call", "call_mass": 0.61, "server": None, "dialect": "llama.cpp", "attempts": 1,
+            "usage": "server", "constraint": None, "kv_reuse_lost": 3, "an_older_key": [1]}
+    step = parse_record({"type": "step", "info": info})
+    assert isinstance(step, TraceStep) and step.info.kv_reuse_lost == 3 and step.info.decision == "call"
+    assert json.dumps(step.to_json()["info"]) == json.dumps(info)
+    assert TraceStep().to_json()["info"] == {}
+    with pytest.raises(ValueError):  # a known key of the wrong type fails its line
+        parse_record({"type": "step", "info": {"repeat_guard": "read_file{}"}})
+
+
 def test_summarize_over_several_traces(tmp_path: Path) -> None:
     a, b, c, torn = (tmp_path / f"{n}.jsonl" for n in "abcd")
     _run(a, [call_text("lookup", key="x"), "answer"])  # 2 steps, answered

@@ -7,8 +7,10 @@ it was sent versus the ones it really evaluated (the rest came from its cache).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any, Callable, Literal, Protocol
+
+from pydantic import BaseModel, ConfigDict
 
 from ..constraint.grammar import Constraint
 from ..messages import Message
@@ -17,6 +19,47 @@ FinishReason = Literal["stop", "length", "context", "error"]
 
 
 Decision = Literal["call", "prose"]
+
+
+class StepInfo(BaseModel):
+    """What the decoder, the backend and the loop noted about one step: the trace's ``info``.
+    Every key is optional and only those set are written (a None set stays null), in the
+    order below; a trace's unknown key is kept, one of the wrong type fails its line."""
+
+    model_config = ConfigDict(extra="allow", strict=True)
+
+    # The decoder's (Generation's fields of the same names):
+    decision: Decision | None = None
+    call_mass: float | None = None
+    grammar_rejections: int | None = None
+    forced_tokens: int | None = None
+    forced_dropped: int | None = None
+    more_masses: list[float] | None = None
+    repeats_cut: int | None = None
+    constraint_error: bool | None = None
+    warm_start: str | None = None
+    # A backend's own (Generation.details), that nothing decides on: prompt lookup's drafts,
+    # a server's dialect, tries, usage source and which request key carried the constraint.
+    lookup_drafted: int | None = None
+    lookup_kept: int | None = None
+    server: str | None = None
+    dialect: str | None = None
+    attempts: int | None = None
+    usage: str | None = None
+    failures: list[str] | None = None
+    server_tool_calls: int | None = None
+    stream_diverged: bool | None = None
+    constraint: str | None = None
+    no_decision: str | None = None
+    # The loop's (Generation's fields of the same names):
+    unsupported_answer: str | None = None
+    change_not_made: str | None = None
+    repeat_guard: list[str] | None = None  # trace show joins them
+    kv_reuse_lost: int | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """The keys set, as the trace writes them."""
+        return self.model_dump(exclude_unset=True)
 
 
 @dataclass
@@ -46,8 +89,8 @@ class Generation:
     change_not_made: str | None = None  # an answer not taken: the change asked for was not made
     repeat_guard: list[str] | None = None  # the repeated calls after which the turn was generated again
     kv_reuse_lost: int | None = None  # prompt tokens the KV cache lost though the history only grew
-    # A backend's own notes for the trace (a server's dialect, attempts, failures): nothing reads them.
-    details: dict[str, Any] = field(default_factory=dict)
+    # A backend's own notes for the trace (StepInfo's middle keys): nothing reads them.
+    details: StepInfo = field(default_factory=StepInfo)
 
     @property
     def prompt_tokens_reused(self) -> int:
@@ -55,23 +98,19 @@ class Generation:
         return self.prompt_tokens - self.prompt_tokens_evaluated
 
     @property
+    def step_info(self) -> StepInfo:
+        """The step's ``info`` in the trace: each field above of StepInfo's that is set (a
+        constraint_error only when true), and the details."""
+        noted = {k: v for k in _NOTED if (v := getattr(self, k)) is not None and v is not False}
+        return StepInfo.model_construct(**{**self.details.to_json(), **noted})  # our own values: not checked again
+
+    @property
     def info(self) -> dict[str, Any]:
-        """The step's ``info`` in the trace: each field above that is set, and the details."""
-        noted: dict[str, Any] = {
-            "decision": self.decision, "call_mass": self.call_mass, "grammar_rejections": self.grammar_rejections,
-            "forced_tokens": self.forced_tokens, "forced_dropped": self.forced_dropped,
-            "more_masses": self.more_masses, "repeats_cut": self.repeats_cut,
-            "constraint_error": self.constraint_error or None, "warm_start": self.warm_start,
-        }
-        looped: dict[str, Any] = {
-            "unsupported_answer": self.unsupported_answer, "change_not_made": self.change_not_made,
-            "repeat_guard": self.repeat_guard,
-            "kv_reuse_lost": self.kv_reuse_lost,
-        }
-        out = {k: v for k, v in noted.items() if v is not None}
-        out.update(self.details)
-        out.update((k, v) for k, v in looped.items() if v is not None)
-        return out
+        """``step_info`` as the trace writes it."""
+        return self.step_info.to_json()
+
+
+_NOTED = [f.name for f in fields(Generation) if f.name in StepInfo.model_fields]  # what step_info copies
 
 
 @dataclass(frozen=True)

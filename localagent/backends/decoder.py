@@ -25,7 +25,7 @@ from ..messages import canonical
 from .. import policy
 from ..policy import STRUCTURED_STARTS
 from ..sampling import Sampler
-from .base import Decision, FinishReason, Generation, GenerateOptions, MoreCalls
+from .base import Decision, FinishReason, Generation, GenerateOptions, MoreCalls, StepInfo
 
 # The draft model of greedy prose under ``prompt_lookup``: the context's ids -> drafted ids.
 Drafter = Callable[[np.ndarray], np.ndarray]
@@ -401,7 +401,7 @@ class _Reply:
         if self.finish == "length" and self.n >= room:
             self.finish = "context"
         counted = self.matcher is not None  # the counts of a constrained reply: None without one
-        looked = {"lookup_drafted": self.drafted, "lookup_kept": self.draft_kept} if self.drafted else {}
+        looked = StepInfo(lookup_drafted=self.drafted, lookup_kept=self.draft_kept) if self.drafted else StepInfo()
         return Generation(
             "".join(self.out)[: self.cut_at], self.finish, prompt_tokens, evaluated, self.n, time.monotonic() - t0, self.first,
             error="the context window filled up during the reply" if self.finish == "context" else None,

@@ -48,7 +48,7 @@ from ..errors import ConfigError
 from ..formats import CALL_CLOSE, CALL_OPEN, render_call, render_result, shown_schemas, text_messages
 from ..messages import Message
 from ..policy import STRUCTURED_STARTS
-from .base import Decision, FinishReason, Generation, GenerateOptions
+from .base import Decision, FinishReason, Generation, GenerateOptions, StepInfo
 
 Dialect = Literal["auto", "llama.cpp", "vllm", "vllm-legacy", "openai"]
 DIALECTS: tuple[str, ...] = get_args(Dialect)
@@ -372,10 +372,10 @@ class ServerBackend:
                 body = self.request_body(messages, tools, step)
                 self._chat(body, reply, _replay(shown, reply, options.on_text))
                 gen = self._generation(reply, messages, tools, t0, attempt, failures, shown, options.parallel)
-                gen.details["constraint"] = next((k for k in _CONSTRAINT_KEYS if k in body), None)
+                gen.details.constraint = next((k for k in _CONSTRAINT_KEYS if k in body), None)
                 gen.decision, gen.call_mass = decision, mass
                 if self._no_logprobs and options.call_threshold is not None:
-                    gen.details["no_decision"] = self._no_logprobs
+                    gen.details.no_decision = self._no_logprobs
                 return gen
             except _Failure as f:
                 failures.append(str(f))
@@ -421,7 +421,7 @@ class ServerBackend:
         return replace(options, constraint=decided, call_threshold=None), decision, round(mass, 4)
 
     def _failed(self, f: _Failure, partial: str, attempts: int, failures: list[str], t0: float) -> Generation:
-        details: dict[str, Any] = {"server": self.server, "dialect": self._dialect(), "attempts": attempts, "failures": failures}
+        details = StepInfo(server=self.server, dialect=self._dialect(), attempts=attempts, failures=failures)
         tries = f" (after {attempts} tries over {time.monotonic() - t0:.1f} s)" if attempts > 1 else ""
         finish: FinishReason = "context" if f.kind == "context" else "error"
         seen = list(dict.fromkeys(failures))  # each kind of failure once, in order
@@ -447,16 +447,13 @@ class ServerBackend:
         else:
             evaluated = prompt  # nothing said about a cache: count it all
         finish: FinishReason = "length" if reply.finish == "length" else "stop"
-        details: dict[str, Any] = {
-            "server": self.server, "dialect": self._dialect(), "attempts": attempts,
-            "usage": "server" if usage else "estimated",
-        }
+        details = StepInfo(server=self.server, dialect=self._dialect(), attempts=attempts, usage="server" if usage else "estimated")
         if failures:
-            details["failures"] = failures
+            details.failures = failures
         if reply.calls:
-            details["server_tool_calls"] = len(reply.calls)
+            details.server_tool_calls = len(reply.calls)
         if not "".join(shown).startswith("".join(reply.text)[: len("".join(shown))]):
-            details["stream_diverged"] = True  # a retry differed from the text already shown
+            details.stream_diverged = True  # a retry differed from the text already shown
         return Generation(
             text, finish, prompt, evaluated, completion, time.monotonic() - t0,
             (reply.first - t0) if reply.first else None, details=details,

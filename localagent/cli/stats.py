@@ -91,9 +91,9 @@ def _format_step(rec: TraceStep) -> list[str]:
         f" {rec.completion_tokens} generated · {rec.step_seconds} s)"
     )
     lines = ["", head]
-    if guarded := rec.info.get("repeat_guard"):
+    if guarded := rec.info.repeat_guard:
         lines.append(f"  (repeat guard: {', '.join(guarded)} already answered; asked for prose)")
-    if lost := rec.info.get("kv_reuse_lost"):
+    if lost := rec.info.kv_reuse_lost:
         lines.append(f"  (KV cache: {lost} tokens of earlier turns evaluated again; the template rendered them differently)")
     prose = parse(rec.text).content
     lines += ["  " + line for line in prose.splitlines() if line.strip()]
