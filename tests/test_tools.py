@@ -141,6 +141,14 @@ def test_context_parameter_is_not_in_the_schema() -> None:
     assert "ctx" not in who.args_model.model_fields
 
 
+def test_a_context_without_a_workspace_says_so_to_a_tool_that_needs_one(tmp_path: Path) -> None:
+    from localagent.tools.workspace import Workspace
+
+    assert ToolContext(Workspace(tmp_path)).ws.root == Workspace(tmp_path).root
+    with pytest.raises(ConfigError, match="has none"):
+        ToolContext().ws
+
+
 def test_args_model_validates_and_forbids_extras() -> None:
     assert search.args_model.model_validate({"query": "a"}).limit == 10
     with pytest.raises(Exception):

@@ -35,10 +35,19 @@ __all__ = ["Tool", "ToolContext", "ToolSet", "clean_schema", "load_tools_file", 
 
 @dataclass
 class ToolContext:
-    """What a tool may see at run time: declare a parameter annotated ``ToolContext`` to get it."""
+    """What a tool may see at run time: declare a parameter annotated ``ToolContext`` to get it.
+    The built-in tools are bound to one of their own instead (``builtin.workspace_tools``)."""
 
     workspace: Workspace | None = None
     state: dict[str, Any] = field(default_factory=dict)  # live values (ids, keys) tools share
+    seen: set[Path] = field(default_factory=set)  # files read whole so far: a write may replace those
+
+    @property
+    def ws(self) -> Workspace:
+        """The workspace, for a tool that cannot work without one."""
+        if self.workspace is None:
+            raise ConfigError("this tool works in a workspace, and its context has none")
+        return self.workspace
 
 
 @dataclass(eq=False)

@@ -1,7 +1,7 @@
 """Built-in workspace tools: read, list and search (read-only); write, edit and run (irreversible).
 
-Each tool is a plain function whose first parameter is the ``BuiltinContext`` it works in
-(the workspace, and the files read so far); ``workspace_tools`` binds them to one. Their
+Each tool is a plain function whose first parameter is the ``ToolContext`` it works in
+(the workspace, and the files read so far); ``workspace_tools`` binds them to one of their own. Their
 docstrings are the descriptions the model reads, so each says what the tool does and when not
 to use it. Every path goes through ``Workspace.resolve`` and is then opened from the root by
 handle (``Workspace.open``, ``Workspace.open_dir``), never again by name; every read and every
@@ -27,7 +27,7 @@ import stat
 from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import suppress
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Annotated, Any, Literal, NoReturn, get_args, get_origin, get_type_hints
 
@@ -38,12 +38,12 @@ from ..errors import ErrorKind, ToolErrorInfo
 from ..validate import WorkspacePath
 from . import commands
 from .calculate import calculate_tool
-from .base import Tool, make_tool
+from .base import Tool, ToolContext, make_tool
 from .commands import MAX_COMMAND_SECONDS
 from .matching import PatternError, compile_search
 from .workspace import TEXT_PROBE_BYTES, Workspace, WorkspaceError, fold_name, is_text, looks_text, unreadable
 
-__all__ = ["MAX_FILE_BYTES", "BuiltinContext", "apply_edit", "unified_diff", "workspace_tools"]
+__all__ = ["MAX_FILE_BYTES", "apply_edit", "unified_diff", "workspace_tools"]
 
 MAX_FILE_BYTES = 20_000_000  # past this even paging through lines is the wrong approach
 MAX_SEARCH_FILE_BYTES = 2_000_000  # larger files are skipped by search (and counted)
@@ -55,21 +55,12 @@ MAX_DIFF_LINES = 20_000  # lines before and after, beyond which a preview gives 
 PROTECTED_DIRS = frozenset({".git", ".hg", ".svn"})  # writing hooks there would run code later
 
 
-@dataclass
-class BuiltinContext:
-    """What the built-in tools of one ``workspace_tools`` call share: the workspace they work
-    in, and the files read whole so far in this session (a write may replace those)."""
-
-    ws: Workspace
-    seen: set[Path] = field(default_factory=set)
-
-
 def workspace_tools(ws: Workspace, *, write: bool = True, allow_commands: bool = False) -> list[Tool]:
     """The tools for working in ``ws``: read_file, list_dir, search, find_files, calculate, and (unless ``write`` is
     False) write_file and edit_file; with ``allow_commands``, run_command. The last three are
     irreversible: each call needs a person's approval (see ``approval``); with no approver
     the dispatcher denies them."""
-    cx = BuiltinContext(ws)
+    cx = ToolContext(ws)  # what the tools of this call share: the workspace, the files read
     tools = [
         _bind(read_file, cx, timeout=10.0),
         _bind(list_dir, cx, timeout=10.0),
@@ -87,8 +78,8 @@ def workspace_tools(ws: Workspace, *, write: bool = True, allow_commands: bool =
 
 def _bind(
     fn: Callable[..., str],
-    cx: BuiltinContext,
-    preview: Callable[[BuiltinContext, dict[str, Any]], str] | None = None,
+    cx: ToolContext,
+    preview: Callable[[ToolContext, dict[str, Any]], str] | None = None,
     **options: Any,
 ) -> Tool:
     """``fn`` as a tool working in ``cx``: its first parameter bound to ``cx``, the others the
@@ -132,7 +123,7 @@ def _shown(name: str) -> str:
 
 
 def read_file(
-    cx: BuiltinContext,
+    cx: ToolContext,
     path: Annotated[
         str,
         WorkspacePath(kind="file", text=True, max_bytes=MAX_FILE_BYTES),
@@ -192,7 +183,7 @@ def _outline(rel: str, text: str) -> str:
 
 
 def list_dir(
-    cx: BuiltinContext,
+    cx: ToolContext,
     path: Annotated[
         str,
         WorkspacePath(kind="dir"),
@@ -235,7 +226,7 @@ def _entries(ws: Workspace, folder: Path) -> tuple[list[str], list[str]]:
 
 
 def search(
-    cx: BuiltinContext,
+    cx: ToolContext,
     pattern: Annotated[
         str,
         Field(min_length=1, max_length=500, description="Text to find."),
@@ -299,7 +290,7 @@ def _search_notes(skipped: Counter[str], full: bool) -> list[str]:
 
 
 def find_files(
-    cx: BuiltinContext,
+    cx: ToolContext,
     pattern: Annotated[str, Field(min_length=1, max_length=200, description="File name pattern, e.g. '*.txt'.")],
     path: Annotated[str, WorkspacePath(kind="dir"), Field(description="Folder; '.' is everything.")] = ".",
 ) -> str:
@@ -552,7 +543,7 @@ def _write_atomic(ws: Workspace, p: Path, text: str) -> None:
 
 
 def write_file(
-    cx: BuiltinContext,
+    cx: ToolContext,
     path: Annotated[
         str,
         WorkspacePath(kind="file", must_exist=False),
@@ -569,7 +560,7 @@ def write_file(
 
 
 def edit_file(
-    cx: BuiltinContext,
+    cx: ToolContext,
     path: Annotated[
         str,
         WorkspacePath(kind="file", text=True, max_bytes=MAX_EDIT_BYTES),
@@ -590,7 +581,7 @@ def edit_file(
     return f"edited '{cx.ws.relative(p)}' at line {apply_edit(before, old, new)[1]}"
 
 
-def _planned_write(cx: BuiltinContext, path: str, content: str, append: bool = False) -> tuple[Path, str | None, str]:
+def _planned_write(cx: ToolContext, path: str, content: str, append: bool = False) -> tuple[Path, str | None, str]:
     """(target, text now or None, text after) of a write_file call; refused when it would
     erase a file that was not read."""
     p = _check_writable(cx.ws, path)
@@ -609,7 +600,7 @@ def _planned_write(cx: BuiltinContext, path: str, content: str, append: bool = F
     return p, before, content
 
 
-def _planned_edit(cx: BuiltinContext, path: str, old: str, new: str, every: bool = False) -> tuple[Path, str | None, str]:
+def _planned_edit(cx: ToolContext, path: str, old: str, new: str, every: bool = False) -> tuple[Path, str | None, str]:
     """(target, text now, text after) of an edit_file call."""
     p = _check_writable(cx.ws, path)
     before = _read_text(cx.ws, p)
@@ -622,11 +613,11 @@ def _planned_edit(cx: BuiltinContext, path: str, old: str, new: str, every: bool
     return p, before, apply_edit(before, old, new)[0]
 
 
-def _write_preview(cx: BuiltinContext, a: dict[str, Any]) -> str:
+def _write_preview(cx: ToolContext, a: dict[str, Any]) -> str:
     return _diff_preview(cx.ws, *_planned_write(cx, a["path"], a["content"], a.get("append", False)))
 
 
-def _edit_preview(cx: BuiltinContext, a: dict[str, Any]) -> str:
+def _edit_preview(cx: ToolContext, a: dict[str, Any]) -> str:
     return _diff_preview(cx.ws, *_planned_edit(cx, a["path"], a["old"], a["new"], a.get("all", False)))
 
 
@@ -661,7 +652,7 @@ def _argv(command: str) -> list[str]:
 
 
 def run_command(
-    cx: BuiltinContext,
+    cx: ToolContext,
     command: Annotated[
         str,
         Field(
@@ -679,7 +670,7 @@ def run_command(
     return commands.run(cx.ws.root, _argv(command), timeout)
 
 
-def _command_preview(cx: BuiltinContext, a: dict[str, Any]) -> str:
+def _command_preview(cx: ToolContext, a: dict[str, Any]) -> str:
     shown = shlex.join(_argv(a["command"])).replace("\n", "\\n")  # a quoted newline cannot draw a line of ours
     return (
         f"{shown}  (timeout {a.get('timeout', 30)} s)\n"
