@@ -419,6 +419,17 @@ def test_the_grammar_files_spell_the_envelope_formats_defines() -> None:
     assert f"call_block: {block}" in CALLS
 
 
+def test_both_grammars_bound_a_turn_at_max_calls() -> None:
+    # calls.gbnf is data: this keeps its bound the policy's (the Lark text is built from it).
+    from localagent.constraint.grammar import load_grammar_file
+    from localagent.constraint.llguidance_engine import CALLS
+    from localagent.policy import MAX_CALLS
+
+    repeat = f'("\\n" call-block){{0,{MAX_CALLS - 1}}}'
+    assert f"calls-many ::= call-block {repeat}" in load_grammar_file("calls")
+    assert f"calls_many: call_block {repeat.replace('-', '_')}" in CALLS
+
+
 def test_an_auto_grammar_decided_keeps_its_calls_or_its_prose() -> None:
     from localagent.constraint.grammar import build_grammar, decided_grammar
 

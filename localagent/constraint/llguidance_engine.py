@@ -29,6 +29,7 @@ import numpy as np
 
 from ..errors import ConstraintError
 from ..formats import CALL_CLOSE, CALL_OPEN
+from ..policy import MAX_CALLS
 from .grammar import _SCHEMA_MAPS, _VERBATIM, ToolChoice, _literal, _tools_for, load_grammar_file
 
 SPECIAL = b"\xff"  # llguidance's mark on a special token's bytes: text can never spell it
@@ -39,7 +40,7 @@ JSON_OPTIONS = {"whitespace_flexible": False, "item_separator": ", ", "key_separ
 # each tool's arguments are llguidance's JSON-schema rule (%json), which GBNF cannot hold.
 CALLS = (
     f"call_block: {json.dumps(CALL_OPEN + chr(10))} call {json.dumps(chr(10) + CALL_CLOSE)}\n"
-    'calls_many: call_block ("\\n" call_block){0,7}\n'
+    f'calls_many: call_block ("\\n" call_block){{0,{MAX_CALLS - 1}}}\n'
     "calls_one: call_block"
 )
 
