@@ -46,7 +46,7 @@ from typing import Any
 import jsonschema
 import numpy as np
 
-from localagent.constraint.llama_grammar import FailClosed
+from localagent.constraint import FailClosed
 from localagent.evaluation.bench import ten_tools
 from localagent.formats import parse, render_call
 from localagent.constraint.grammar import Constraint, ToolChoice, build_constraint, engine_safe

@@ -25,7 +25,6 @@ import numpy as np
 import llama_cpp
 
 from ..errors import ConstraintError
-from . import FailClosed  # noqa: F401  # re-exported: evals/engines.py imports it from here
 
 _NEG_INF = float("-inf")
 
