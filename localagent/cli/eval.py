@@ -23,7 +23,7 @@ def eval_cmd(
     limit: Annotated[Optional[int], typer.Option("--limit", min=1, help="Run N cases, taken in turn from each category.")] = None,
     category: Annotated[Optional[List[str]], typer.Option("--category", help="Run only this category (repeat, or comma-separated, for several).")] = None,
     as_json: bool = json_option("the summary and every result"),
-    one_call: Annotated[bool, typer.Option("--one-call", help="Constrained: allow one call per turn (as `run` does), not up to eight.")] = False,
+    one_call: Annotated[bool, typer.Option("--one-call", help="Constrained: allow one call per turn, not up to eight (`run` allows up to eight in-process; one through a server, or for a task that asks for a change).")] = False,
     engine: str = ENGINE,
     reason: Annotated[bool, typer.Option("--reason", help="Constrained: one short sentence of why before each call.")] = False,
     tool_choice: Annotated[str, typer.Option("--tool-choice", help="Constrained: auto (call or prose at the first token) or required (every reply a call).")] = "auto",
