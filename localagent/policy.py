@@ -404,7 +404,7 @@ def finished_answer(answer: str, task: str, history: list[Message]) -> str:
     if len(misses) == len(found) and not _DENIES.search(answer):
         # Shown only "no files named like 'roadmap.md'", the 0.5B model answered "docs/roadmap.md".
         return "Not found: " + "; ".join(misses)
-    return with_value_read(answer, task, found)
+    return with_return_read(with_value_read(answer, task, found), task, found)
 
 
 _KEYED = re.compile(r"^\s*([A-Za-z][\w .-]{1,40}?)\s*[:=]\s*(\S.{0,80}?)\s*$")
@@ -427,6 +427,43 @@ def with_value_read(answer: str, task: str, found: list[Evidence]) -> str:
     if len(lines) != 1 or next(iter(lines)) in answer.lower():
         return answer
     return f"{answer} ({next(iter(lines.values()))})" if answer else next(iter(lines.values()))
+
+
+_RETURNS = re.compile(r"\breturn\w*|\bgives? back\b|\bcomes? back\b|\bhands? back\b|\boutputs?\b", re.IGNORECASE)
+
+
+def returned(source: str, name: str) -> list[str]:
+    """The values the function ``name`` returns in a source text (``def name(...):`` and its
+    indented body's ``return X`` lines), each once."""
+    m = re.search(rf"^([ \t]*)def\s+{re.escape(name)}\s*\(.*$", source, re.MULTILINE)
+    if m is None:
+        return []
+    out: list[str] = []
+    for line in source[m.end():].splitlines()[1:]:
+        if line.strip() and len(line) - len(line.lstrip()) <= len(m.group(1)):
+            break  # the body ends where the indentation does
+        if r := re.match(r"\s+return\s+(.+?)\s*$", line):
+            out += [r.group(1)] if r.group(1) not in out else []
+    return out
+
+
+def with_return_read(answer: str, task: str, found: list[Evidence]) -> str:
+    """An answer to what a function returns that leaves out the one value its code read
+    returns, replaced by that value: asked what merge_maps returns, the 0.5B model gave
+    the return value of the function after it."""
+    if not _RETURNS.search(task):
+        return answer
+    values = {
+        (name, v, str(e.call.arguments.get("path", "")))
+        for e in found if e.call.name == "read_file" and not e.result.content.startswith("error (")
+        for name in re.findall(r"[A-Za-z_]\w*", task) for v in returned(e.result.content, name)
+    }
+    if len(values) != 1:
+        return answer
+    name, value, path = values.pop()
+    if value.strip("\"'") in answer:
+        return answer
+    return f"{name} in {path} returns {value}."
 
 
 def hits_to_read(task: str, history: list[Message], read: Collection[str], most: int = 3) -> list[str]:

@@ -955,3 +955,13 @@ def test_every_known_wording_sorts_change_from_question_as_its_kind_says() -> No
     assert len(wordings) > 1200
     apart = [w for w, edit in wordings if policy.wants_change(w) != edit or (edit and policy.asks_only(w))]
     assert apart == []
+
+
+def test_an_answer_leaving_out_what_the_asked_function_returns_is_the_code_s_value() -> None:
+    src = 'def to_snake(v):\n    return "harbor-33"\n\n\ndef merge_maps(v):\n    if v:\n        return "juniper-39"\n\n\ndef clamp(v):\n    return "cedar-59"\n'
+    assert policy.returned(src, "merge_maps") == ['"juniper-39"'] and policy.returned(src, "absent") == []
+    task = "What value comes back from merge_maps in app/helpers.py?"
+    msgs = _history(_read("app/helpers.py", src))
+    assert policy.finished_answer("cedar-59", task, msgs) == 'merge_maps in app/helpers.py returns "juniper-39".'
+    assert policy.finished_answer("It returns juniper-39.", task, msgs) == "It returns juniper-39."
+    assert policy.finished_answer("to_snake, merge_maps, clamp", "Which functions does app/helpers.py define?", msgs) == "to_snake, merge_maps, clamp"
