@@ -608,11 +608,12 @@ def test_when_paths_are_narrowed_by_the_grammar(tmp_path: Path, live: Any, narro
 
     root = tmp_path / "ws"
     (root / "src").mkdir(parents=True)
-    (root / "src" / "main.py").write_text("VERSION = '3.2.1'\n")
+    (root / "src" / "main.py").write_text("RELEASE = '3.2.1'\n")
     replies = [call_text("read_file", path="src/mian.py"), call_text("read_file", path="src/main.py"), "3.2.1"]
     fake = FakeBackend.scripted(replies)
     agent = Agent(fake, workspace_tools(Workspace(root), write=False), root=root, config=AgentConfig(live_grammar=live))
-    assert agent.run("What is VERSION?").answer == "3.2.1"
+    # (not "What is VERSION?": a version asked with no path named starts with a search)
+    assert agent.run("What is RELEASE?").answer == "3.2.1"
     # The file's name as a grammar literal means the path argument is an enum of what exists.
     assert [r'"\"src/main.py\""' in (o.grammar or "") for o in fake.options] == narrowed
 
