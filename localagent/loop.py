@@ -112,6 +112,10 @@ class AgentConfig:
     # one change succeeded): the 0.5B model appended the same line until the step limit, or
     # undid a right edit with a second one.
     finish_after_change: bool = True
+    # Once the change is made, a task that asks to be told nothing more is answered with
+    # what was changed (policy.change_report), not by the model: it wrote "Yes, you can
+    # change the log_level to debug." after making the edit, and took a second for it.
+    report_changes: bool = True
     # A question about the folder that names no path starts with a search for one of its
     # own words ("What version does this project declare?" -> search "version").
     search_task_words: bool = True
@@ -786,6 +790,10 @@ class Agent:
         """End the run with an answer written from the evidence (the change is made, the
         calculation done, or the files a question names read)."""
         self._notice(s, "the work is done: the answer is written from the results")
+        if self.config.report_changes and (report := policy.change_report(s.task, s.msgs)):
+            s.msgs.append(Message("assistant", report))
+            s.answer, s.stop = report, Stop(StopReason.ANSWERED, "the change was made")
+            return
         gen = self._ask(s, self._evidence_msgs(s), Turn(ToolChoice("none")), t0, tools_shown=self._tools_in_answer())
         if gen is None:
             return

@@ -530,6 +530,24 @@ _OPERATIONS = {
 }
 
 
+_TOLD = re.compile(r"\b(what|which|who|where|when|why|how|tell|say|report|show|let me know|explain|confirm|list)\b", re.IGNORECASE)
+
+
+def change_report(task: str, history: list[Message]) -> str | None:
+    """What a change task's changes did, in the tools' own words (with the text written),
+    as its answer; None when the task also asks to be told something, or nothing changed."""
+    if not wants_change(task) or _TOLD.search(_QUOTE.sub("", task)):
+        return None
+    lines = []
+    for c, r in call_results(history):
+        if c.name not in ("write_file", "edit_file") or r.startswith("error ("):
+            continue
+        a = c.arguments
+        what = f"{a.get('old')!r} -> {a.get('new')!r}" if c.name == "edit_file" else repr(a.get("content", ""))
+        lines.append(f"{r.splitlines()[0]}: {what}" if len(what) <= 200 else r.splitlines()[0])
+    return "Done: " + "; ".join(lines) if lines else None
+
+
 def change_done(task: str, changed: set[str], to_create: list[str]) -> bool:
     """Whether a change task's change is made: one change succeeded and every file it asks
     to create exists. Then the run answers: left to go on, the 0.5B model appended the same

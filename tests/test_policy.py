@@ -221,7 +221,7 @@ def test_an_answer_before_the_change_is_sent_back_once_for_the_change(ws: Worksp
     agent, fake = _agent(ws, [read, "The port is set to 9090.", edit, "Done."])
     agent.approver = lambda *a: (True, "")
     r = agent.run(task)
-    assert r.stop_reason is StopReason.ANSWERED and r.answer == "Done."
+    assert r.stop_reason is StopReason.ANSWERED and r.answer == "Done: edited 'config.cfg' at line 1: 'port = 8080' -> 'port = 9090'"
     assert (ws.root / "config.cfg").read_text() == "port = 9090\n"
     assert "make the change the task asks for" in fake.requests[2][-1].content
     assert r.records[1].generation.change_not_made == "The port is set to 9090."
@@ -249,7 +249,7 @@ def test_once_the_named_file_is_read_an_append_task_appends_next(ws: Workspace) 
     agent, fake = _agent(ws, [read, write, "Added."])
     agent.approver = lambda *a: (True, "")
     r = agent.run(task)
-    assert r.stop_reason is StopReason.ANSWERED and r.steps == 3
+    assert r.stop_reason is StopReason.ANSWERED and r.steps == 2  # the read, the append; the report is no step
     looks, change = (fake.options[i].grammar or "" for i in (0, 1))
     assert "read_file" in looks and "write_file" not in looks
     assert "write_file" in change and "read_file" not in change and "list_dir" not in change
@@ -539,7 +539,7 @@ def test_a_change_task_ends_once_its_change_is_made(ws: Workspace) -> None:
     task = "Append the line '- milk' to notes.txt."
     replies = [call_text("read_file", path="notes.txt"), call_text("write_file", path="notes.txt", content="- milk", append=True), "Added the line to notes.txt."]
     agent, fake = _agent(ws, replies)
-    agent.approver = lambda *a: (True, "")
+    agent.config.report_changes, agent.approver = False, lambda *a: (True, "")  # the model writes the answer
     r = agent.run(task)
     assert r.stop_reason is StopReason.ANSWERED and r.answer == "Added the line to notes.txt."
     assert [len(rec.calls) for rec in r.records] == [1, 1, 0]  # the forced read, the append, the answer
@@ -547,6 +547,22 @@ def test_a_change_task_ends_once_its_change_is_made(ws: Workspace) -> None:
     asked = fake.requests[-1]
     assert asked[-1].content.startswith("Question: " + task) and len(asked) == 2  # the evidence alone
     assert fake.tools_seen[-1] == []  # written without the tool list
+
+
+def test_a_change_made_is_reported_in_the_tools_own_words(ws: Workspace) -> None:
+    task = "Append the line '- milk' to notes.txt."
+    replies = [call_text("read_file", path="notes.txt"), call_text("write_file", path="notes.txt", content="- milk", append=True)]
+    agent, fake = _agent(ws, replies)
+    agent.approver = lambda *a: (True, "")
+    r = agent.run(task)
+    assert r.stop_reason is StopReason.ANSWERED and r.answer == "Done: appended to 'notes.txt' (2 lines now): '- milk'"
+    assert len(fake.requests) == 2  # no model call for the answer
+    h = _history((ToolCall("w", "write_file", {"path": "notes.txt", "content": "- milk"}), "appended to 'notes.txt' (2 lines now)"))
+    assert policy.change_report(task, h) == "Done: appended to 'notes.txt' (2 lines now): '- milk'"
+    told = "Append the line '- milk' to notes.txt and tell me how many lines it has."
+    assert policy.change_report(told, h) is None  # asks to be told too: the model answers
+    failed = _history((ToolCall("w", "write_file", {"path": "notes.txt"}), "error (denied): not approved"))
+    assert policy.change_report(task, failed) is None  # nothing changed
 
 
 def test_a_copy_is_done_only_once_the_new_file_exists(ws: Workspace) -> None:

@@ -142,3 +142,25 @@ def test_the_functions_a_file_defines_are_all_named(qwen) -> None:  # type: igno
     runs = _run(qwen, tasks)
     assert len(runs) == 4 and not [r for r in runs if any(c.startswith("list_dir(") for c in r.calls)], [(r.id, r.calls) for r in runs]
     assert _done(runs) >= 3, _why(runs)
+
+
+def test_a_change_wished_for_in_the_passive_is_made(qwen) -> None:  # type: ignore[no-untyped-def]
+    # "F needs its workers changed to 7 - can you do that?" and "I want 'L' added to F as the
+    # final line." (test5's wordings, other contents) were read as questions: 8 of 22 done.
+    tasks = _test5(("edit_setting", "edit_append"), r"needs its|I want '")
+    runs = _run(qwen, tasks)
+    assert len(runs) == 4 and _done(runs) >= 3, _why(runs)
+
+
+def test_an_answer_ends_with_what_it_left_out(qwen) -> None:  # type: ignore[no-untyped-def]
+    # "can you dig it out for me?" was answered "The launch code was found in ops/launch.txt.",
+    # and "show me F? if it isn't there just tell me" with the path that was not found.
+    tasks = _test5(("folder_for_file", "missing_file"), r"dig it out|isn't there")
+    runs = _run(qwen, tasks)
+    assert len(runs) == 4 and _done(runs) >= 3, _why(runs)
+
+
+def _test5(kinds: tuple[str, ...], wording: str) -> list[Task]:
+    """Two tasks of each kind with one of test5's wordings (a dev set since its run), other contents."""
+    tasks = [t for t in generate("test5", seed=SEED) if re.search(wording, t.prompt)]
+    return [t for k in kinds for t in [t for t in tasks if t.kind == k][:2]]
