@@ -14,18 +14,18 @@ from localagent.assemble import default_config
 
 names, tasks = tasks_from_argv(sys.argv[1:])
 tasks = [t for t in tasks if not t.kind.startswith("edit_")]
-NOW = policy.load_prompt("answer")
+NOW = policy.answers.load_prompt("answer")
 ALL = NOW.replace(
     "Answer the question above in one short sentence, using the exact names, numbers or paths found.",
     "Answer the question above in one short sentence, using the exact names, numbers or paths found; where it asks for several, give every one.",
 )
 assert ALL != NOW
-real = policy.load_prompt
+real = policy.answers.load_prompt  # answer_prompt's own, patched where it is used
 
 
 def setup(name):
     text = NOW if name == "now" else ALL
-    policy.load_prompt = lambda n: text if n == "answer" else real(n)
+    policy.answers.load_prompt = lambda n: text if n == "answer" else real(n)
     return default_config()
 
 

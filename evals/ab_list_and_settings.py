@@ -5,7 +5,7 @@
         --kinds code,edit_setting,edit_misspelt,misspelt_path,fact_in_subfolder > out.json
 
 "old" puts back three things: a listing of a file already read whole is not a repeat
-(policy.rereads), only question words and marks make a question (policy._ASKS), and a
+(policy.rereads), only question words and marks make a question (policy.wording._ASKS), and a
 settings edit with its '=' dropped or its name slipped is written as given (setting_new)."""
 import re
 import sys
@@ -18,7 +18,7 @@ from localagent.tools import builtin
 
 names, tasks = tasks_from_argv(sys.argv[1:])
 
-NEW = (policy.rereads, policy._ASKS, builtin.setting_new)
+NEW = (policy.rereads, policy.wording._ASKS, builtin.setting_new)
 
 
 def old_rereads(call, whole):
@@ -40,7 +40,8 @@ def old_setting_new(old, new):
 
 
 def setup(name):
-    policy.rereads, policy._ASKS, builtin.setting_new = NEW if name == "new" else (old_rereads, OLD_ASKS, old_setting_new)
+    # Each name where it is looked up: the loop calls policy.rereads, wording uses its own _ASKS.
+    policy.rereads, policy.wording._ASKS, builtin.setting_new = NEW if name == "new" else (old_rereads, OLD_ASKS, old_setting_new)
     return default_config()
 
 

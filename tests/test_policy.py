@@ -1,4 +1,4 @@
-"""The agent's turn decisions (policy.py), without a model, and the loop taking them on the fake."""
+"""The agent's turn decisions (localagent/policy/), without a model, and the loop taking them on the fake."""
 
 from __future__ import annotations
 

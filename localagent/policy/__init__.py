@@ -1,0 +1,99 @@
+"""The agent's decisions about the model's next turn, in one place; the loop asks, this
+package decides. Each was chosen on the dev split of the task suite (see the README), and
+each lives with its concern: ``wording`` (what the task's words ask), ``calls`` (the calls
+of a turn), ``looks`` (what to look at), ``edits`` (changes) and ``answers`` (the answer).
+A test or script that swaps one of their names patches the submodule that uses it
+(``policy.wording._ASKS``): the names here are the same objects, bound once."""
+
+from .answers import (
+    Evidence,
+    answer_prompt,
+    calculated,
+    change_report,
+    echoes_task,
+    evidence,
+    expressions,
+    finished_answer,
+    returned,
+    unsupported,
+    what_was_found,
+    with_calculation,
+    with_found_files,
+    with_return_read,
+    with_value_read,
+)
+from .calls import (
+    MAX_CALLS,
+    STRUCTURED_STARTS,
+    CallPlan,
+    answered,
+    call_plan,
+    call_results,
+    calls_implied,
+    calls_implied_now,
+    next_tool,
+    part_tool,
+    parts_left,
+    request_parts,
+    tool_match,
+)
+from .edits import (
+    COPIED_TEXT,
+    change_done,
+    content_choices,
+    copy_pieces,
+    edits_every,
+    look_before_change,
+    named_spans,
+    new_word,
+    ready_to_append,
+    replaces_words,
+    spans,
+    to_create,
+    word_spans,
+    write_targets,
+    writes_files,
+)
+from .looks import (
+    _ABOUT_WORKSPACE,
+    PATH_ERRORS,
+    WORKSPACE_TOOLS,
+    Repeat,
+    answers_once_read,
+    counted_files,
+    finds_first,
+    found_by_search,
+    hits_to_read,
+    means_the_same,
+    missing_named,
+    must_look,
+    named_files,
+    on_repeat,
+    read_whole,
+    rereads,
+    search_again,
+    search_hits,
+    search_words,
+    searches_first,
+    unread_named,
+)
+from .wording import _ASKS, appends, asks_only, asks_which_file, computes, task_words, wants_change
+
+__all__ = [
+    # wording
+    "appends", "asks_only", "asks_which_file", "computes", "task_words", "wants_change",
+    # calls
+    "MAX_CALLS", "STRUCTURED_STARTS", "CallPlan", "answered", "call_plan", "call_results", "calls_implied",
+    "calls_implied_now", "next_tool", "part_tool", "parts_left", "request_parts", "tool_match",
+    # looks
+    "PATH_ERRORS", "WORKSPACE_TOOLS", "Repeat", "answers_once_read", "counted_files", "finds_first", "found_by_search",
+    "hits_to_read", "means_the_same", "missing_named", "must_look", "named_files", "on_repeat", "read_whole", "rereads",
+    "search_again", "search_hits", "search_words", "searches_first", "unread_named",
+    # edits
+    "COPIED_TEXT", "change_done", "content_choices", "copy_pieces", "edits_every", "look_before_change", "named_spans",
+    "new_word", "ready_to_append", "replaces_words", "spans", "to_create", "word_spans", "write_targets", "writes_files",
+    # answers
+    "Evidence", "answer_prompt", "calculated", "change_report", "echoes_task", "evidence", "expressions",
+    "finished_answer", "returned", "unsupported", "what_was_found", "with_calculation", "with_found_files",
+    "with_return_read", "with_value_read",
+]

@@ -1,0 +1,153 @@
+"""The calls of a turn: what starts one, how many a request implies, the tool each part
+points to; and the calls the history holds with their results."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Collection
+from dataclasses import dataclass
+from typing import Any
+
+from ..messages import Message, ToolCall
+from .wording import _QUOTE
+
+
+# Tokens that start structured output: a call's envelope, or a call in disguise.
+STRUCTURED_STARTS = ("{", "[", "`", "<")
+
+
+# What joins the parts of a request that each need a call: "Seoul, Madrid and Dublin",
+# "convert 5 USD to CAD; also, what is Intel at?". Quoted text is taken out first.
+_PARTS = re.compile(r"[,;](?=\s)|&|\b(?:and|plus|also|then|as well as)\b|[?.!](?=\s)", re.IGNORECASE)
+MAX_CALLS = 8  # the calls one turn may hold (the grammar's bound)
+
+
+def calls_implied(request: str) -> int:
+    """The calls a request implies, counted from its parts: a list of three cities, two
+    jobs joined by "and". An upper bound, often high ("size medium, whole milk" is one
+    order): the decoder goes on only while the model's own probability of another call
+    is high enough (``MoreCalls``)."""
+    return max(1, min(MAX_CALLS, len(request_parts(request))))
+
+
+def request_parts(request: str) -> list[str]:
+    """The parts of a request that may each need a call (see ``calls_implied``). Split only
+    outside quotes, and a part that is only a quote is none; a part keeps its quoted text,
+    which may be what a call names ("Open a ticket: \"Disk full\"")."""
+    masked = _QUOTE.sub(lambda m: " " * len(m.group()), request)
+    cuts = [0, *(i for m in _PARTS.finditer(masked) for i in (m.start(), m.end())), len(request)]
+    spans = list(zip(cuts[::2], cuts[1::2]))
+    return [request[a:b].strip() for a, b in spans if any(ch.isalpha() for ch in masked[a:b])]
+
+
+def parts_left(parts: Collection[str], arguments: list[dict[str, Any]]) -> int:
+    """The parts that no call's argument values name yet: "a flat white, size medium,
+    whole milk" is one call naming all three; "Seoul, Madrid and Dublin" after a call
+    for Seoul has two left. A value counts where a word starts with it ("cool": "cooling"),
+    or where it holds the whole part ("Hello, world!" names "world!"); "_" and "-" count as
+    spaces ("living_room": "living room")."""
+    values = [_plain(v) for a in arguments for v in _values(a) if len(v) >= 2 or v.isdigit()]
+
+    def named(part: str) -> bool:
+        p = _plain(part)
+        whole = re.compile(r"(?<!\w)" + re.escape(p) + r"(?!\w)")
+        return any(re.search(r"(?<!\w)" + re.escape(v), p) or whole.search(v) for v in values)
+
+    return sum(not named(p) for p in parts)
+
+
+def _plain(text: str) -> str:
+    return re.sub(r"[_\-\s]+", " ", text).lower()
+
+
+def _values(node: Any) -> list[str]:
+    """The strings and numbers of an argument value, at any depth."""
+    if isinstance(node, dict):
+        return [v for x in node.values() for v in _values(x)]
+    if isinstance(node, list):
+        return [v for x in node for v in _values(x)]
+    if isinstance(node, bool) or node is None:
+        return []
+    if isinstance(node, float) and node.is_integer():
+        node = int(node)
+    return [str(node)]
+
+
+_WORD = re.compile(r"[A-Za-z]{3,}")
+_COMMON = frozenset(
+    "the and for with from that this what which how are was you your can get set give tell show "
+    "please now today current one all any some its into out about".split()
+)
+
+
+def _stems(text: str) -> set[str]:
+    """Content words, cut to four letters (weather/weathers, light/lights)."""
+    return {w.lower()[:4] for w in _WORD.findall(text.replace("_", " ")) if w.lower() not in _COMMON}
+
+
+def tool_match(request: str, tools: list[dict[str, Any]]) -> int:
+    """How well ``request`` matches the offered tools: the most content words it shares with
+    one tool's name, description and parameter names. 0: it shares none with any."""
+    asked = _stems(request)
+    return max((len(asked & _tool_stems(t)) for t in tools), default=0)
+
+
+def _tool_stems(tool: dict[str, Any]) -> set[str]:
+    f = tool.get("function", tool)
+    params = " ".join((f.get("parameters") or {}).get("properties", {}))
+    return _stems(f"{f.get('name', '')} {f.get('description', '')} {params}")
+
+
+def calls_implied_now(request: str, msgs: list[Message]) -> int:
+    """The calls the next turn should hold: what ``request`` implies when the turn answers
+    it (the conversation ends with the user's turn); one after a tool result."""
+    return calls_implied(request) if msgs and msgs[-1].role == "user" else 1
+
+
+@dataclass(frozen=True)
+class CallPlan:
+    """What a turn that may hold several calls is told of the request: how many calls it
+    implies, its parts, and the tool each part's words point to ("" where none does)."""
+
+    implied: int = 1
+    parts: tuple[str, ...] = ()
+    tools: tuple[str, ...] = ()
+
+
+def call_plan(request: str, msgs: list[Message], tools: list[dict[str, Any]]) -> CallPlan:
+    """The plan of the next turn (``calls_implied_now``); parts only where it implies several."""
+    implied = calls_implied_now(request, msgs)
+    if implied < 2:
+        return CallPlan(implied)
+    parts = tuple(request_parts(request))
+    return CallPlan(implied, parts, tuple(part_tool(p, tools) for p in parts))
+
+
+def part_tool(part: str, tools: list[dict[str, Any]]) -> str:
+    """The one tool sharing the most content words with ``part`` ("the local time in Oslo":
+    get_time), or "" where none or several do: "and docs/install.md" names no tool of its own."""
+    scores = [(len(_stems(part) & _tool_stems(t)), t.get("function", t).get("name", "")) for t in tools]
+    best = max((n for n, _ in scores), default=0)
+    names = [name for n, name in scores if n == best]
+    return names[0] if best and len(names) == 1 else ""
+
+
+def next_tool(plan_tools: tuple[str, ...], called: list[str]) -> str:
+    """The tool of the turn's next call: the one its part points to (the k-th call serves the
+    k-th part), else the one called last (a list goes on: "Read a.md and b.md")."""
+    k = len(called)
+    if k < len(plan_tools) and plan_tools[k]:
+        return plan_tools[k]
+    return called[-1] if called else ""
+
+
+def call_results(history: list[Message]) -> list[tuple[ToolCall, str]]:
+    """Each result of ``history`` with the call it answers, in order (a result whose call is
+    not there left out)."""
+    calls = {c.id: c for m in history if m.role == "assistant" for c in m.tool_calls}
+    return [(calls[m.tool_call_id], m.content) for m in history if m.role == "tool" and m.tool_call_id in calls]
+
+
+def answered(history: list[Message]) -> set[str]:
+    """The calls of ``history`` (canonical) whose results it holds, errors aside."""
+    return {c.canonical() for c, r in call_results(history) if not r.startswith("error (")}
