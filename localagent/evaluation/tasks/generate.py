@@ -11,12 +11,14 @@ from typing import Any, Callable
 
 from .suite import Task
 from .wordings_test6 import WORDINGS_TEST6
+from .wordings_test7 import WORDINGS_TEST7
 
 # test2: a second held-out split (new seed and wordings, written 2026-12-06 before any run
 # on it), made once the first test split had been used to find failures.
 # test6: its wordings live in wordings_test6.py, written blind and kept out of this file.
-SEEDS = {"dev": 1701, "test": 9203, "test2": 5519, "test3": 8191, "test4": 3313, "test5": 2719, "test6": 4441}
-PER_KIND = {"dev": 8, "test": 11, "test2": 11, "test3": 11, "test4": 11, "test5": 11, "test6": 11}
+# test7: likewise, in wordings_test7.py.
+SEEDS = {"dev": 1701, "test": 9203, "test2": 5519, "test3": 8191, "test4": 3313, "test5": 2719, "test6": 4441, "test7": 6607}
+PER_KIND = {"dev": 8, "test": 11, "test2": 11, "test3": 11, "test4": 11, "test5": 11, "test6": 11, "test7": 11}
 
 # ── content pools ────────────────────────────────────────────────────────────────────────
 
@@ -49,7 +51,7 @@ FILLER = [
 
 NOT_FOUND = (
     r"(does not|doesn't|did not|didn't|do not|don't|is not|isn't|cannot|can't|could not|couldn't|unable to|no such|not)"
-    r"[^.]{0,40}(exist|found|find|locate|present|there|available)|\bno (such )?(files?|changelog|license|\w+ file)\b|\bthere is no\b|\bno \S+ (was )?found\b|\bno [\w/-]+\.\w+\b|missing"
+    r"[^.]{0,40}(exist|found|find|locate|present|there|available|in (this|the|your) (folder|directory|workspace|project|repo))|\bno (such )?(files?|changelog|license|\w+ file)\b|\bthere is no\b|\bno \S+ (was )?found\b|\bno [\w/-]+\.\w+\b|missing"
 )
 
 
@@ -294,6 +296,8 @@ WORDINGS: dict[str, dict[str, list[Any]]] = {
 
 for _kind, _options in WORDINGS_TEST6.items():
     WORDINGS[_kind]["test6"] = _options
+for _kind, _options in WORDINGS_TEST7.items():
+    WORDINGS[_kind]["test7"] = _options
 
 
 def _wording(rng: random.Random, kind: str, split: str, choice: int | None = None) -> str:
