@@ -75,6 +75,10 @@ def ws(tmp_path: Path) -> Workspace:
         ("Save me a trip: what is the port in config.cfg?", False),
         ("Make sure the port in config.cfg is 80.", True),
         ("port=9090 in config.cfg please", True),  # a setting's new state
+        # test6's (blind) misses: where a thing is is not a state to reach; "created", "becomes"
+        ("Looking for the backup host. Should be in notes/Backup.txt.", False),
+        ("I need motd.txt created, and its one line should be 'Welcome.'.", True),
+        ("Refactor app/jobs.py: calc becomes compute, including every call.", True),
         ("What does port=80 mean in config.cfg?", False),
     ],
 )
@@ -104,6 +108,8 @@ def test_wants_change(task: str, change: bool) -> None:
         ("Tally up the .md files in docs for me.", True),
         ("Enumerate the functions of app/helpers.py.", True),
         ("Work out 32 + 76.", True),
+        ("Version of this project, please.", True),
+        ("Looking for the door code. Should be in ops/Door.txt.", True),
     ],
 )
 def test_asks_only_questions_and_requests_to_be_told(task: str, only: bool) -> None:
@@ -237,6 +243,9 @@ def test_an_append_task_appends(ws: Workspace) -> None:
     assert policy.appends("Add 'milk' at the end of todo.md.") and not policy.appends("Create a file a.txt with one line.")
     assert not policy.appends("What is the last line of notes.txt?")  # a question, not a change
     assert policy.appends("Please add '- milk' as the final line of todo.md.")
+    assert policy.appends("Add '- clean the oven' to my list in docs/tasks.md, after everything that's already there.")
+    assert policy.appends("Please add '- milk' to todo.md")  # a quoted line added to a file: at its end
+    assert not policy.appends("Add the line 'x' to the top of notes.txt")  # unless it says where
 
 
 def test_once_the_named_file_is_read_an_append_task_appends_next(ws: Workspace) -> None:
@@ -622,6 +631,7 @@ def test_an_edit_of_a_settings_line_keeps_its_style(tmp_path: Path, old: str, ne
         ("Write 'lamp' from its last letter to the first.", True),
         ("What is in notes.txt and docs/setup.md?", False),
         ("How many chairs are there across a.txt and b.txt?", True),
+        ("How many bottles do a.txt and b.txt have between them?", True),
     ],
 )
 def test_a_question_that_asks_for_something_worked_out(task: str, computes: bool) -> None:
@@ -642,6 +652,7 @@ def test_a_question_that_asks_for_something_worked_out(task: str, computes: bool
         ("Look in docs and tell me the file with glacier in it.", True),
         ("Which file under docs has glacier show up in it?", True),
         ("Which file in docs is the word glacier used in?", True),
+        ("Can you figure out which file under docs has volcano written in it?", True),
         ("Which file is the largest in docs?", False),
         ("What does notes.txt say?", False),
     ],
@@ -750,6 +761,8 @@ def test_a_count_of_files_of_a_type_calls_find_files_for_it_first(ws: Workspace)
         ("Change the port in config.cfg to 9090.", None),  # a setting: its own rule (setting_new)
         ("What is 'teh' changed to in notes/setup.md?", None),  # a question
         ("fix 'recieve' -> 'receive' in notes/setup.md", "receive"),
+        ("Refactor app/jobs.py: calc becomes compute, including every call.", "compute"),
+        ("Modify config.cfg so the log_level becomes debug.", None),  # a setting, not a rename
     ],
 )
 def test_the_one_word_an_edit_gives_as_its_new_text(task: str, word: str | None) -> None:
@@ -955,12 +968,12 @@ def test_a_model_that_writes_the_task_back_twice_is_answered_with_the_findings(w
 
 
 def _known_wordings() -> list[tuple[str, bool]]:
-    """Every wording of the splits whose wordings were read (dev, test .. test5) and of the
+    """Every wording of the splits whose wordings were read (dev, test .. test6) and of the
     dev paraphrase files, with whether its kind is an edit."""
     from localagent.evaluation.tasks.generate import generate
     from localagent.evaluation.tasks.suite import load_tasks
 
-    tasks = [t for split in ("dev", "test", "test2", "test3", "test4", "test5") for t in generate(split)]
+    tasks = [t for split in ("dev", "test", "test2", "test3", "test4", "test5", "test6") for t in generate(split)]
     results = Path(__file__).resolve().parent.parent / "evals" / "results"
     tasks += [t for f in ("devx", "devp", "devq", "devr") for t in load_tasks(results / f"tasks-{f}.jsonl")]
     return list({t.prompt: t.is_edit for t in tasks}.items())

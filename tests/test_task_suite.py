@@ -41,6 +41,8 @@ def test_the_same_seed_gives_the_same_tasks() -> None:
         ("No notes/plan.txt found.", True),
         ("No secrets.env file found.", True),  # test2 answers the checker refused
         ("No notes/plan.txt under .", True),
+        ("CHANGELOG.md is not in this folder.", True),  # test6's, refused
+        ("TODO.md is in this folder: buy milk.", False),
         ("Yes, there is a TODO.md. It says: buy milk.", False),
         ("TODO.md says: buy milk.", False),
     ],

@@ -87,7 +87,7 @@ def spans(text: str, limit: int = 300, path: str = "") -> list[str] | None:
 
 
 # Where an edit task's new text starts: "rename a to b", "replace a with b", "it should be b".
-_NEW_TEXT = re.compile(r"\s(?:to|into|with|(?:should|must|needs? to)\s+(?:now\s+)?(?:be|become|read)|->|=>|\u2192)\s", re.IGNORECASE)
+_NEW_TEXT = re.compile(r"\s(?:to|into|with|becomes|turns into|(?:should|must|needs? to)\s+(?:now\s+)?(?:be|become|read)|->|=>|\u2192)\s", re.IGNORECASE)
 
 
 def named_spans(task: str, pieces: list[str]) -> list[str]:
@@ -107,7 +107,7 @@ def named_spans(task: str, pieces: list[str]) -> list[str]:
     return kept or pieces
 
 
-_RENAME = re.compile(r"\brenam", re.IGNORECASE)
+_RENAME = re.compile(r"\brenam|\brefactor", re.IGNORECASE)
 _ONE_WORD = re.compile(r"[\w][\w.-]*")
 
 
