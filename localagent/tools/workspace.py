@@ -384,9 +384,6 @@ def path_words(text: str) -> set[str]:
     return words
 
 
-_PATH_SHAPED, _words = PATH_SHAPED, path_words  # the names policy.py imported before they were public
-
-
 def _fail(kind: ErrorKind, message: str, alternatives: list[str] | None = None) -> NoReturn:
     raise WorkspaceError(ToolErrorInfo(kind=kind, message=message, alternatives=alternatives or []))
 
