@@ -423,7 +423,7 @@ def test_both_grammars_bound_a_turn_at_max_calls() -> None:
     # calls.gbnf is data: this keeps its bound the policy's (the Lark text is built from it).
     from localagent.constraint.grammar import load_grammar_file
     from localagent.constraint.llguidance_engine import CALLS
-    from localagent.policy import MAX_CALLS
+    from localagent.constraint import MAX_CALLS
 
     repeat = f'("\\n" call-block){{0,{MAX_CALLS - 1}}}'
     assert f"calls-many ::= call-block {repeat}" in load_grammar_file("calls")

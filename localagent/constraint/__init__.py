@@ -11,6 +11,7 @@ from typing import Protocol
 import numpy as np
 
 _NEG_INF = float("-inf")
+MAX_CALLS = 8  # the calls one turn may hold: the bound both engines' grammars write
 
 
 class Matcher(Protocol):

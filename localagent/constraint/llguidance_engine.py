@@ -29,7 +29,7 @@ import numpy as np
 
 from ..errors import ConstraintError
 from ..formats import CALL_CLOSE, CALL_OPEN
-from ..policy import MAX_CALLS
+from . import MAX_CALLS
 from .grammar import _SCHEMA_MAPS, _VERBATIM, ToolChoice, _literal, _tools_for, load_grammar_file
 
 SPECIAL = b"\xff"  # llguidance's mark on a special token's bytes: text can never spell it

@@ -8,6 +8,7 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any
 
+from ..constraint import MAX_CALLS
 from ..messages import Message, ToolCall
 from .wording import _QUOTE
 
@@ -19,7 +20,6 @@ STRUCTURED_STARTS = ("{", "[", "`", "<")
 # What joins the parts of a request that each need a call: "Seoul, Madrid and Dublin",
 # "convert 5 USD to CAD; also, what is Intel at?". Quoted text is taken out first.
 _PARTS = re.compile(r"[,;](?=\s)|&|\b(?:and|plus|also|then|as well as)\b|[?.!](?=\s)", re.IGNORECASE)
-MAX_CALLS = 8  # the calls one turn may hold (the grammar's bound)
 
 
 def calls_implied(request: str) -> int:
