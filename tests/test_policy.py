@@ -79,6 +79,7 @@ def ws(tmp_path: Path) -> Workspace:
         ("Looking for the backup host. Should be in notes/Backup.txt.", False),
         ("I need motd.txt created, and its one line should be 'Welcome.'.", True),
         ("Refactor app/jobs.py: calc becomes compute, including every call.", True),
+        ("emit -> publish in app/jobs.py, everywhere please", True),  # test7's (blind) misses
         ("What does port=80 mean in config.cfg?", False),
     ],
 )
@@ -246,6 +247,7 @@ def test_an_append_task_appends(ws: Workspace) -> None:
     assert policy.appends("Add '- clean the oven' to my list in docs/tasks.md, after everything that's already there.")
     assert policy.appends("Please add '- milk' to todo.md")  # a quoted line added to a file: at its end
     assert not policy.appends("Add the line 'x' to the top of notes.txt")  # unless it says where
+    assert policy.appends("Could you add - clean the oven as the last item in docs/tasks.md?")
 
 
 def test_once_the_named_file_is_read_an_append_task_appends_next(ws: Workspace) -> None:
@@ -653,6 +655,7 @@ def test_a_question_that_asks_for_something_worked_out(task: str, computes: bool
         ("Which file under docs has glacier show up in it?", True),
         ("Which file in docs is the word glacier used in?", True),
         ("Can you figure out which file under docs has volcano written in it?", True),
+        ("tangerine - which file in info is that in?", True),
         ("Which file is the largest in docs?", False),
         ("What does notes.txt say?", False),
     ],
@@ -724,6 +727,7 @@ def test_a_rename_replaces_every_occurrence(ws: Workspace) -> None:
     assert policy.edits_every("In src/worker.py, rename load to load_config.")
     assert policy.edits_every("Replace every 'a' in notes.txt with 'b'.")
     assert not policy.edits_every("Set the port in config.cfg to 9090.")
+    assert policy.edits_every("The function calc in app/main.py should be called compute. Update all its call sites.")
     agent, _ = _agent(ws, [])
     c = agent._grammar(agent.tools.schemas(), agent._choice, task="Replace every 4821 in notes.txt with 1234.", read={"notes.txt"})
     assert c is not None and '-all ::= "true"' in c.text  # required, and true
@@ -763,6 +767,10 @@ def test_a_count_of_files_of_a_type_calls_find_files_for_it_first(ws: Workspace)
         ("fix 'recieve' -> 'receive' in notes/setup.md", "receive"),
         ("Refactor app/jobs.py: calc becomes compute, including every call.", "compute"),
         ("Modify config.cfg so the log_level becomes debug.", None),  # a setting, not a rename
+        ("emit -> publish in app/jobs.py, everywhere please", "publish"),
+        ("The function calc in app/main.py should be called compute. Update all its call sites.", "compute"),
+        ("I'd like calc in src/worker.py to be called compute from now on, definition and all calls.", "compute"),
+        ("Write it into a new file called answer.txt.", None),  # 'called' names a file here
     ],
 )
 def test_the_one_word_an_edit_gives_as_its_new_text(task: str, word: str | None) -> None:
@@ -968,12 +976,12 @@ def test_a_model_that_writes_the_task_back_twice_is_answered_with_the_findings(w
 
 
 def _known_wordings() -> list[tuple[str, bool]]:
-    """Every wording of the splits whose wordings were read (dev, test .. test6) and of the
+    """Every wording of the splits whose wordings were read (dev, test .. test7) and of the
     dev paraphrase files, with whether its kind is an edit."""
     from localagent.evaluation.tasks.generate import generate
     from localagent.evaluation.tasks.suite import load_tasks
 
-    tasks = [t for split in ("dev", "test", "test2", "test3", "test4", "test5", "test6") for t in generate(split)]
+    tasks = [t for split in ("dev", "test", "test2", "test3", "test4", "test5", "test6", "test7") for t in generate(split)]
     results = Path(__file__).resolve().parent.parent / "evals" / "results"
     tasks += [t for f in ("devx", "devp", "devq", "devr") for t in load_tasks(results / f"tasks-{f}.jsonl")]
     return list({t.prompt: t.is_edit for t in tasks}.items())

@@ -87,7 +87,10 @@ def spans(text: str, limit: int = 300, path: str = "") -> list[str] | None:
 
 
 # Where an edit task's new text starts: "rename a to b", "replace a with b", "it should be b".
-_NEW_TEXT = re.compile(r"\s(?:to|into|with|becomes|turns into|(?:should|must|needs? to)\s+(?:now\s+)?(?:be|become|read)|->|=>|\u2192)\s", re.IGNORECASE)
+_NEW_TEXT = re.compile(
+    r"\s(?:(?:to\s+)?be\s+(?:called|named|renamed)|to|into|with|becomes|turns into|(?:should|must|needs? to)\s+(?:now\s+)?(?:be(?:\s+(?:called|named|renamed))?|become|read)|->|=>|\u2192)\s",
+    re.IGNORECASE,
+)
 
 
 def named_spans(task: str, pieces: list[str]) -> list[str]:
@@ -107,7 +110,7 @@ def named_spans(task: str, pieces: list[str]) -> list[str]:
     return kept or pieces
 
 
-_RENAME = re.compile(r"\brenam|\brefactor", re.IGNORECASE)
+_RENAME = re.compile(r"\brenam|\brefactor|\bbe (called|named)\b|\w\s*(->|=>|\u2192)\s*\w", re.IGNORECASE)
 _ONE_WORD = re.compile(r"[\w][\w.-]*")
 
 
@@ -138,7 +141,11 @@ def word_spans(pieces: list[str]) -> list[str]:
     return [p for p in pieces if _ONE_WORD.fullmatch(p)] or pieces
 
 
-_EVERY = re.compile(r"\b(rename|every|everywhere|throughout|all occurrences|each occurrence|all uses)\b", re.IGNORECASE)
+_EVERY = re.compile(
+    r"\b(rename|every|everywhere|throughout|all occurrences|each occurrence|all uses)\b"
+    r"|\ball (its |the |of its |of the )?(calls?|call sites|uses|references|occurrences|mentions)\b",
+    re.IGNORECASE,
+)
 
 
 def edits_every(task: str) -> bool:
@@ -150,7 +157,7 @@ def edits_every(task: str) -> bool:
 
 _AFTER_COLON = re.compile(r":\s+(\S.*?)\s*$")
 # Verbs that move a value from one file into another.
-_COPY = re.compile(r"\b(copy|copies|take|save|write|holding|holds|store|put|record|keep|place|paste|transfer)\b", re.IGNORECASE)
+_COPY = re.compile(r"\b(copy|copies|copied|copying|take|save|write|holding|holds|store|put|record|keep|place|paste|transfer)\b", re.IGNORECASE)
 
 
 def content_choices(task: str, sources: list[str], creates: bool = False) -> list[str] | None:

@@ -34,7 +34,7 @@ _GERUND = re.compile(
 # 'a' must become 'b'." (a held-out split's wording, read as a question and left undone).
 _MUST_BE = re.compile(
     r"\b(must|should|needs? to|has to|have to|ought to)\s+(now\s+)?(be(?!\s+(?:in|at|inside|under|somewhere|there|here|located|stored|saved|kept|found)\b)|become|read|say|equal|contain|hold|have|get)\b"
-    r"|\b\S+\s+(becomes|turns into)\s+\S+"
+    r"|\b\S+\s+(becomes|turns into)\s+\S+|[\w'\"]\s*(->|=>|\u2192)\s*['\"\w]"  # "emit -> publish in F"
     r"|\btypos?\b|\bmisspel|\bspell\w* (it |\S+ )?wrong|\bspelling (mistake|error)"
     r"|(?<![=!<>\w])[A-Za-z_][\w.-]*\s*=\s*[\w\"'.-]+",  # "port=9090 in config.toml": a setting's new state
     re.IGNORECASE,
@@ -118,7 +118,7 @@ _WHICH_FILE = re.compile(
 _MENTIONS = re.compile(
     r"\b(mention\w*|refer\w*|talks? about|contain\w*|says?|appear\w*|includ\w*|(has|with) (\S+ ){1,3}in it|brings? up|names"
     r"|(is|are) written|speaks? (of|about)|discuss\w*|cites?|quot\w*|words?|terms?|(comes?|shows?|pops?|turns?|crops?) up|occur\w*"
-    r"|uses?|used|features?)\b",
+    r"|uses?|used|features?|(is|are) (that|it|this|they) in)\b",
     re.IGNORECASE,
 )
 
@@ -137,7 +137,7 @@ def asks_which_file(task: str) -> bool:
 
 
 _APPEND = re.compile(
-    r"\bappend|\b(at|to|on|onto) the (very )?(end|bottom|foot)\b|\b(new|last|final|closing) line\b"
+    r"\bappend|\b(at|to|on|onto) the (very )?(end|bottom|foot)\b|\b(new|last|final|closing|bottom) (line|item|entry|bullet|task|row)\b"
     r"|\b(one more|another|an extra|extra|a new|new) (line|entry|item|bullet|task|row)\b|\bonto\b|\bafter the last line\b",
     re.IGNORECASE,
 )
