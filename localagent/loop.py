@@ -840,7 +840,9 @@ class Agent:
         if s.step >= cfg.limits.max_steps // 2:
             return []
         named = policy.unread_named(s.task, self.workspace, s.read)
-        return named or (policy.hits_to_read(s.task, s.msgs, s.read) if cfg.read_search_hits else [])
+        if named or not cfg.read_search_hits:
+            return named
+        return policy.hits_to_read(s.task, s.msgs, s.read) or policy.manifests_to_read(s.task, self.workspace, s.msgs, s.read)
 
     def _made_up(self, s: "RunState", content: str) -> bool:
         """A first answer to a question with numbers that no result or the task holds."""

@@ -1002,3 +1002,20 @@ def test_an_answer_leaving_out_what_the_asked_function_returns_is_the_code_s_val
     assert policy.finished_answer("cedar-59", task, msgs) == 'merge_maps in app/helpers.py returns "juniper-39".'
     assert policy.finished_answer("It returns juniper-39.", task, msgs) == "It returns juniper-39."
     assert policy.finished_answer("to_snake, merge_maps, clamp", "Which functions does app/helpers.py define?", msgs) == "to_snake, merge_maps, clamp"
+
+
+def test_a_question_about_the_project_that_its_searches_missed_reads_the_manifests(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text('[project]\nversion = "2.2.7"\n')
+    (tmp_path / "conf").mkdir()
+    (tmp_path / "conf" / "app.yaml").write_text("port: 8910\n")
+    (tmp_path / "notes.txt").write_text("Nothing here.\n")
+    ws, task = Workspace(tmp_path), "What release is this project on right now?"
+    miss = lambda cid, w: (ToolCall(cid, "search", {"pattern": w}), f"no matches for {w!r} in '.' (3 text files searched)")  # noqa: E731
+    one = _history(miss("a", "release"))
+    assert policy.manifests_to_read(task, ws, one, set()) == []  # its next word is searched first
+    two = _history(miss("a", "release"), miss("b", "right"))
+    assert policy.manifests_to_read(task, ws, two, set()) == ["pyproject.toml", "conf/app.yaml"]
+    assert policy.manifests_to_read(task, ws, two, {"pyproject.toml"}) == ["conf/app.yaml"]
+    found = _history(miss("a", "release"), (ToolCall("b", "search", {"pattern": "right"}), "notes.txt:1: right"))
+    assert policy.manifests_to_read(task, ws, found, set()) == []  # a search found something
+    assert policy.manifests_to_read("What is in notes.txt?", ws, two, set()) == []  # names its file

@@ -64,6 +64,7 @@ from .looks import (
     finds_first,
     found_by_search,
     hits_to_read,
+    manifests_to_read,
     means_the_same,
     missing_named,
     must_look,
@@ -87,7 +88,7 @@ __all__ = [
     "calls_implied_now", "next_tool", "part_tool", "parts_left", "request_parts", "tool_match",
     # looks
     "PATH_ERRORS", "WORKSPACE_TOOLS", "Repeat", "answers_once_read", "counted_files", "finds_first", "found_by_search",
-    "hits_to_read", "means_the_same", "missing_named", "must_look", "named_files", "on_repeat", "read_whole", "rereads",
+    "hits_to_read", "manifests_to_read", "means_the_same", "missing_named", "must_look", "named_files", "on_repeat", "read_whole", "rereads",
     "search_again", "search_hits", "search_words", "searches_first", "unread_named",
     # edits
     "COPIED_TEXT", "change_done", "content_choices", "copy_pieces", "edits_every", "look_before_change", "named_spans",

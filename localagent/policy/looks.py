@@ -13,6 +13,7 @@ from rapidfuzz import fuzz
 
 from ..errors import ErrorKind
 from ..messages import Message, ToolCall
+from ..tools.builtin import CONFIG_SUFFIXES
 from ..tools.workspace import PATH_SHAPED, Workspace, path_words
 from .calls import call_results
 from .wording import asks_only, asks_which_file, computes, task_words, wants_change
@@ -97,6 +98,29 @@ def search_words(task: str, workspace: Workspace | None, tried: Collection[str] 
     for 'docs', nothing is found in docs/), not a pattern already searched for."""
     named = {part for p in (workspace.mentioned(task) if workspace else []) for part in re.split(r"[/.]", p.lower())}
     return [w for w in task_words(task) if w not in named and w not in tried]
+
+
+_MANIFESTS = frozenset(
+    "pyproject.toml package.json setup.cfg setup.py Cargo.toml go.mod pom.xml build.gradle composer.json Gemfile".split()
+)
+
+
+def manifests_to_read(task: str, workspace: Workspace | None, history: list[Message], read: Collection[str], most: int = 3) -> list[str]:
+    """A question about the project whose searches found nothing reads the project's
+    manifest and settings files, manifests first: asked "What release is this project on
+    right now?", the 0.5B model searched 'release', then 'right', and said nothing was found
+    in a folder whose pyproject.toml says version = "2.2.7"."""
+    if workspace is None or not searches_first(task, workspace):
+        return []
+    results = call_results(history)
+    if not results or not all(c.name == "search" and r.startswith("no matches for") for c, r in results):
+        return []
+    tried = {str(c.arguments.get("pattern", "")).lower() for c, _ in results}
+    if len(results) < 2 and search_words(task, workspace, tried):
+        return []  # another of its words is searched first
+    files = [p for p in workspace.text_files(200) if posixpath.basename(p) in _MANIFESTS or p.endswith(CONFIG_SUFFIXES)]
+    files.sort(key=lambda p: (posixpath.basename(p) not in _MANIFESTS, p.count("/")))
+    return [p for p in files if p not in read][:most]
 
 
 def search_again(history: list[Message]) -> set[str] | None:
