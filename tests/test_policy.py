@@ -1019,3 +1019,13 @@ def test_a_question_about_the_project_that_its_searches_missed_reads_the_manifes
     found = _history(miss("a", "release"), (ToolCall("b", "search", {"pattern": "right"}), "notes.txt:1: right"))
     assert policy.manifests_to_read(task, ws, found, set()) == []  # a search found something
     assert policy.manifests_to_read("What is in notes.txt?", ws, two, set()) == []  # names its file
+
+
+def test_an_answer_naming_some_of_the_functions_read_gets_them_all() -> None:
+    src = "import os\n\n\ndef gcd(v):\n    return 1\n\n\ndef lcm(v):\n    return 2\n"
+    msgs = _history(_read("app/utils.py", src))
+    task = "functions in app/utils.py? names please"
+    assert policy.finished_answer("lcm is defined in app/utils.py.", task, msgs) == "lcm is defined in app/utils.py. (the functions in app/utils.py: gcd, lcm)"
+    assert policy.finished_answer("gcd and lcm.", task, msgs) == "gcd and lcm."
+    assert policy.finished_answer("1", "What does gcd in app/utils.py return?", msgs) == "1"  # a return, not a list
+    assert policy.asks_only("ops has the backup host in one of its files - I need that value.")

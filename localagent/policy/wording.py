@@ -82,7 +82,7 @@ def wants_change(task: str) -> bool:
 _CHANGE_WORD = re.compile(rf"\b({_CHANGE_VERBS})\b(?![./]\w)", re.IGNORECASE)
 # A question, or a request for something to be told, not done: "I need the port from X."
 _ASKS = re.compile(
-    r"(?:^|[.!?;:,]\s+)\s*(?:please\s+|(?:can|could|would)\s+you\s+)?(what|which|who|where|when|why|how|is|are|does|do|list|tell|say|name|"
+    r"(?:^|[.!?;:,\u2013\u2014-]\s+)\s*(?:please\s+|(?:can|could|would)\s+you\s+)?(what|which|who|where|when|why|how|is|are|does|do|list|tell|say|names?|"
     r"read|find|show|count|tally|give|get|report|look|check|open|according|print|write\s+out|identify|locate|determine|"
     r"fetch|grab|pull|dig|peek|figure|work\s+out|confirm|remind|let\s+me\s+know|fill\s+me\s+in|recall|spell|compute|"
     r"calculate|enumerate|summari[sz]e|display|search|scan|go\s+through|look\s+through|"
