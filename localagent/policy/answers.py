@@ -152,6 +152,11 @@ def finished_answer(answer: str, task: str, history: list[Message]) -> str:
     return with_functions_read(with_return_read(with_value_read(answer, task, found), task, found), task, found)
 
 
+def _reads(found: list[Evidence]) -> list[Evidence]:
+    """The reads of ``found`` that returned the file's text (not an error)."""
+    return [e for e in found if e.call.name == "read_file" and not e.result.content.startswith("error (")]
+
+
 _KEYED = re.compile(r"^\s*([A-Za-z][\w .-]{1,40}?)\s*[:=]\s*(\S.{0,80}?)\s*$")
 
 
@@ -163,7 +168,7 @@ def with_value_read(answer: str, task: str, found: list[Evidence]) -> str:
         return answer
     words = set(re.findall(r"[a-z0-9]+", task.lower()))
     lines: dict[str, str] = {}
-    for e in (e for e in found if e.call.name == "read_file" and not e.result.content.startswith("error (")):
+    for e in _reads(found):
         for line in e.result.content.splitlines():
             m = _KEYED.match(line)
             key = re.findall(r"[a-z0-9]+", m.group(1).lower().replace("_", " ")) if m else []
@@ -201,8 +206,7 @@ def with_functions_read(answer: str, task: str, found: list[Evidence]) -> str:
     named one of three."""
     if not _FUNCTIONS.search(task) or _RETURNS.search(task):
         return answer
-    reads = [e for e in found if e.call.name == "read_file" and not e.result.content.startswith("error (")]
-    for e in reads:
+    for e in _reads(found):
         names = list(dict.fromkeys(re.findall(r"^[ \t]*(?:async\s+)?def\s+([A-Za-z_]\w*)\s*\(", e.result.content, re.MULTILINE)))
         if names and any(not re.search(rf"\b{re.escape(n)}\b", answer) for n in names):
             listed = f"the functions in {e.call.arguments.get('path', 'the file')}: {', '.join(names)}"
@@ -218,7 +222,7 @@ def with_return_read(answer: str, task: str, found: list[Evidence]) -> str:
         return answer
     values = {
         (name, v, str(e.call.arguments.get("path", "")))
-        for e in found if e.call.name == "read_file" and not e.result.content.startswith("error (")
+        for e in _reads(found)
         for name in re.findall(r"[A-Za-z_]\w*", task) for v in returned(e.result.content, name)
     }
     if len(values) != 1:
