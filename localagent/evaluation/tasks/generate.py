@@ -13,14 +13,16 @@ from .suite import Task
 from .wordings_test6 import WORDINGS_TEST6
 from .wordings_test7 import WORDINGS_TEST7
 from .wordings_test8 import WORDINGS_TEST8
+from .wordings_test9 import WORDINGS_TEST9
 
 # test2: a second held-out split (new seed and wordings, written 2026-12-06 before any run
 # on it), made once the first test split had been used to find failures.
 # test6: its wordings live in wordings_test6.py, written blind and kept out of this file.
 # test7: likewise, in wordings_test7.py.
 # test8: likewise, in wordings_test8.py.
-SEEDS = {"dev": 1701, "test": 9203, "test2": 5519, "test3": 8191, "test4": 3313, "test5": 2719, "test6": 4441, "test7": 6607, "test8": 7919}
-PER_KIND = {"dev": 8, "test": 11, "test2": 11, "test3": 11, "test4": 11, "test5": 11, "test6": 11, "test7": 11, "test8": 11}
+# test9: likewise, in wordings_test9.py.
+SEEDS = {"dev": 1701, "test": 9203, "test2": 5519, "test3": 8191, "test4": 3313, "test5": 2719, "test6": 4441, "test7": 6607, "test8": 7919, "test9": 8647}
+PER_KIND = {"dev": 8, "test": 11, "test2": 11, "test3": 11, "test4": 11, "test5": 11, "test6": 11, "test7": 11, "test8": 11, "test9": 11}
 
 # ── content pools ────────────────────────────────────────────────────────────────────────
 
@@ -302,6 +304,8 @@ for _kind, _options in WORDINGS_TEST7.items():
     WORDINGS[_kind]["test7"] = _options
 for _kind, _options in WORDINGS_TEST8.items():
     WORDINGS[_kind]["test8"] = _options
+for _kind, _options in WORDINGS_TEST9.items():
+    WORDINGS[_kind]["test9"] = _options
 
 
 def _wording(rng: random.Random, kind: str, split: str, choice: int | None = None) -> str:
