@@ -81,6 +81,10 @@ def ws(tmp_path: Path) -> Workspace:
         ("Refactor app/jobs.py: calc becomes compute, including every call.", True),
         ("emit -> publish in app/jobs.py, everywhere please", True),  # test7's (blind) misses
         ("What does port=80 mean in config.cfg?", False),
+        ("Could workers in app.cfg be changed to 12? Thanks in advance.", True),  # test8's (blind) misses
+        ("I need one more entry in todo.md, added after the others: '- buy milk'", True),
+        ("Could you tell me if the port in app.cfg can be changed?", False),
+        ("Can the port in app.cfg be found anywhere?", False),
     ],
 )
 def test_wants_change(task: str, change: bool) -> None:
@@ -357,6 +361,8 @@ def test_an_edit_replaces_a_piece_the_task_names_before_its_new_text(task: str, 
         ("Append a line about milk to todo.md.", [], None),  # no text given: free
         ("Copy the owner from a.txt into a new file b.txt.", ["Note.\nOwner: Ines Silva\n"], ["Note.", "Owner: Ines Silva", "Ines Silva"]),
         ("Create b.txt with a haiku.", ["Owner: Ines Silva\n"], None),  # not a copy
+        ("Can you put - renew the passport at the end of todo.md? Don't touch the rest.", [], ["- renew the passport"]),
+        ("I'd like the owner out of a.txt saved on its own in a new file at b.txt.", ["Owner: Ines Silva\n"], ["Owner: Ines Silva", "Ines Silva"]),
     ],
 )
 def test_a_write_holds_the_text_the_task_gives(task: str, sources: list[str], want: list[str] | None) -> None:
@@ -375,6 +381,8 @@ def test_an_append_and_a_copy_are_narrowed_in_the_grammar(ws: Workspace) -> None
 def test_a_question_for_the_file_that_mentions_a_word_searches_the_word(ws: Workspace) -> None:
     assert not policy.searches_first("What does config/secrets.env say? If there is no such file, say so.", ws)
     task = "Which file in docs mentions the zeppelin?"
+    assert policy.searches_first(task, ws) and policy.search_words(task, ws) == ["zeppelin"]
+    task = "grep docs for zeppelin and tell me which file has it"  # the verb is not a word to look for
     assert policy.searches_first(task, ws) and policy.search_words(task, ws) == ["zeppelin"]
     assert not policy.searches_first("What does docs/setup.md say about the zeppelin?", ws)  # a file is named
     assert not policy.searches_first("Which file is the largest in docs?", ws)  # no word to look for
@@ -656,6 +664,7 @@ def test_a_question_that_asks_for_something_worked_out(task: str, computes: bool
         ("Which file in docs is the word glacier used in?", True),
         ("Can you figure out which file under docs has volcano written in it?", True),
         ("tangerine - which file in info is that in?", True),
+        ("grep admin for marmalade and tell me which file has it", True),
         ("Which file is the largest in docs?", False),
         ("What does notes.txt say?", False),
     ],
@@ -937,6 +946,7 @@ def test_a_file_to_create_holds_the_one_text_the_task_quotes() -> None:
     assert policy.content_choices(task, []) is None  # not a file to create: free
     assert policy.content_choices("Create notes/a.txt with 'x' and 'y'.", [], creates=True) is None
     assert policy.content_choices("Create notes/a.txt with this line: All systems go.", [], creates=True) == ["All systems go."]
+    assert policy.content_choices("Create status.txt; it should just say Status: basalt ok", [], creates=True) == ["Status: basalt ok"]
     assert policy.content_choices("Copy the port of notes.txt into a new file 'port.txt'.", ["port: 80"], creates=True) == ["port: 80", "80"]
 
 
@@ -976,12 +986,12 @@ def test_a_model_that_writes_the_task_back_twice_is_answered_with_the_findings(w
 
 
 def _known_wordings() -> list[tuple[str, bool]]:
-    """Every wording of the splits whose wordings were read (dev, test .. test7) and of the
+    """Every wording of the splits whose wordings were read (dev, test .. test8) and of the
     dev paraphrase files, with whether its kind is an edit."""
     from localagent.evaluation.tasks.generate import generate
     from localagent.evaluation.tasks.suite import load_tasks
 
-    tasks = [t for split in ("dev", "test", "test2", "test3", "test4", "test5", "test6", "test7") for t in generate(split)]
+    tasks = [t for split in ("dev", "test", "test2", "test3", "test4", "test5", "test6", "test7", "test8") for t in generate(split)]
     results = Path(__file__).resolve().parent.parent / "evals" / "results"
     tasks += [t for f in ("devx", "devp", "devq", "devr") for t in load_tasks(results / f"tasks-{f}.jsonl")]
     return list({t.prompt: t.is_edit for t in tasks}.items())

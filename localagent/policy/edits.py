@@ -155,9 +155,22 @@ def edits_every(task: str) -> bool:
     return wants_change(task) and bool(_EVERY.search(task))
 
 
+# The text a file must say, to the task's end: "it should just say Status: basalt ok" (the
+# colon there is the text's own, not the one that introduces it).
+_SAYS = re.compile(r"\b(?:just|only|simply)\s+(?:say|says|read|reads|contain|contains)\s*:?\s+(?!so\b)(\S.*?)\s*$", re.IGNORECASE)
 _AFTER_COLON = re.compile(r":\s+(\S.*?)\s*$")
+# Unquoted text put at a file's end: "Can you put - renew the passport at the end of F?"
+_PUT_AT_END = re.compile(
+    r"\b(?:put|add|append|stick|tack|pop|throw|write)\s+(?!(?:a|an|the|one|another|this|that|it|these|those)\b)"
+    r"(\S.*?)\s+(?:at|to|on|onto)\s+the\s+(?:very\s+)?(?:end|bottom|foot)\b",
+    re.IGNORECASE,
+)
 # Verbs that move a value from one file into another.
-_COPY = re.compile(r"\b(copy|copies|copied|copying|take|save|write|holding|holds|store|put|record|keep|place|paste|transfer)\b", re.IGNORECASE)
+_COPY = re.compile(
+    r"\b(copy|copies|copied|copying|take|save|saved|write|written|holding|holds|store|stored|put|record|recorded|keep|"
+    r"place|placed|paste|pasted|transfer|transferred)\b",
+    re.IGNORECASE,
+)
 
 
 def content_choices(task: str, sources: list[str], creates: bool = False) -> list[str] | None:
@@ -174,8 +187,11 @@ def content_choices(task: str, sources: list[str], creates: bool = False) -> lis
     quoted = [q for m in _QUOTED.finditer(task) if not PATH_SHAPED.fullmatch(q := next(g for g in m.groups() if g))]
     if len(quoted) == 1:
         return [quoted[0]]
-    if not quoted and (m := _AFTER_COLON.search(task)) and not PATH_SHAPED.fullmatch(m.group(1)):
-        return [m.group(1)]
+    if quoted:
+        return None
+    for rx in (_SAYS, _AFTER_COLON, _PUT_AT_END if append else None):
+        if rx and (m := rx.search(task)) and not PATH_SHAPED.fullmatch(m.group(1)):
+            return [m.group(1)]
     return None
 
 

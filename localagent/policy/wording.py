@@ -43,7 +43,8 @@ _MUST_BE = re.compile(
 # to be 80", "I'd like calc called compute instead" (asked to be told by their first words).
 _WISH = re.compile(
     r"\b(new|fresh|empty)\s+file\b|\b(needs?|wants?|like)\s+(a|an)\s+file\b"
-    r"|\b(wants?|like|needs?)\s+(?!to\b)(?:\S+\s+){1,8}?to\s+(be|become|read|say)\b|\bcalled\s+\S+\s+instead\b",
+    r"|\b(wants?|like|needs?)\s+(?!to\b)(?:\S+\s+){1,8}?to\s+(be|become|read|say)\b|\bcalled\s+\S+\s+instead\b"
+    r"|\b(needs?|wants?|like)\s+(one more|another|an extra|a new)\s+(line|entry|item|bullet|task|row)\b",
     re.IGNORECASE,
 )
 # A change wished for in the passive, question or not: "F needs its workers changed to 7 -
@@ -52,7 +53,11 @@ _DONE_TO = re.compile(
     r"\b(needs?|wants?|wanted|like)\s+(?!been\b)(?:[^\s?!;]+\s+){1,8}?(?:"
     r"(changed|set|updated|bumped|increased|decreased|switched|renamed|fixed|corrected|edited|modified|replaced|made)\s+(to|into|with|from)"
     r"|(added|appended|inserted|written|copied|put|saved|stored|moved)\s+(to|into|onto|at|as)"  # not "the port stored in F"
-    r"|(removed|deleted)\s+from|created\b)",
+    r"|(removed|deleted)\s+from|created\b)"
+    # "Could workers in app.cfg be changed to 12?", "added after the others" (test8's)
+    r"|^\s*(?:please\s+)?(?:can|could|would|will|may)\s+(?!you\b|i\b|we\b)(?:[^\s?!;]+\s+){1,8}?be\s+"
+    r"(changed|set|updated|bumped|increased|decreased|switched|renamed|fixed|corrected|replaced|added|appended|removed|deleted|created)\b"
+    r"|\b(added|appended|inserted)\s+(after|below|beneath|under)\b",
     re.IGNORECASE,
 )
 # A request put as a question is still a request: "Can you add X to the end of F?", "F
@@ -107,7 +112,7 @@ _NOT_TERMS = frozenset(
     "all about declare declares declared number value say tell give show find list name configured configure set run "
     "runs running use used uses can could should would will file files one under mention mentions mentioned talk "
     "talks refer refers referred contain contains containing says report find out look check know want need please "
-    "get".split()
+    "get grep search scan has have had hold holds".split()
 )
 # A question after the file that holds a word: "which file in docs mentions X?"
 _WHICH_FILE = re.compile(
@@ -118,7 +123,7 @@ _WHICH_FILE = re.compile(
 _MENTIONS = re.compile(
     r"\b(mention\w*|refer\w*|talks? about|contain\w*|says?|appear\w*|includ\w*|(has|with) (\S+ ){1,3}in it|brings? up|names"
     r"|(is|are) written|speaks? (of|about)|discuss\w*|cites?|quot\w*|words?|terms?|(comes?|shows?|pops?|turns?|crops?) up|occur\w*"
-    r"|uses?|used|features?|(is|are) (that|it|this|they) in)\b",
+    r"|uses?|used|features?|(is|are) (that|it|this|they) in|(has|have|holds?|contains?) (it|that|this|them))\b",
     re.IGNORECASE,
 )
 
