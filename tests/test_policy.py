@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -85,6 +86,9 @@ def ws(tmp_path: Path) -> Workspace:
         ("I need one more entry in todo.md, added after the others: '- buy milk'", True),
         ("Could you tell me if the port in app.cfg can be changed?", False),
         ("Can the port in app.cfg be found anywhere?", False),
+        ("Would it be possible to update etc/app.ini so log_level is debug?", True),  # test9's (blind) misses
+        ("Can I get '- buy milk' added as a new last line in todo.md?", True),
+        ("Is it possible to tell me what port is in a.cfg?", False),
     ],
 )
 def test_wants_change(task: str, change: bool) -> None:
@@ -96,6 +100,7 @@ def test_wants_change(task: str, change: bool) -> None:
     [
         ("What is the launch code in notes.txt?", True),
         ("I need the server port from notes/sever.txt.", True),  # a request to be told
+        ("Can I get the backup host from admin/BACKUP.TXT? Thanks a lot.", True),
         ("Please tell me the owner named in ops/owner.txt", True),
         ("Could you look up the deadline in docs/plan.md", True),
         ("Get me the backup host out of config/backup.txt.", True),
@@ -665,6 +670,10 @@ def test_a_question_that_asks_for_something_worked_out(task: str, computes: bool
         ("Can you figure out which file under docs has volcano written in it?", True),
         ("tangerine - which file in info is that in?", True),
         ("grep admin for marmalade and tell me which file has it", True),
+        ("One of the files in docs refers to volcano. Which one?", True),
+        ("Is there a file in data that mentions marmalade? Tell me its name.", True),
+        ("The deadline is in one of the files in ops, but I don't remember which. What is it?", False),  # the value
+        ("Where did I put it... the launch code is in some file under admin. What does it say?", False),
         ("Which file is the largest in docs?", False),
         ("What does notes.txt say?", False),
     ],
@@ -985,22 +994,28 @@ def test_a_model_that_writes_the_task_back_twice_is_answered_with_the_findings(w
     assert r.answer.startswith("What was found:") and "Launch code: 4821" in r.answer
 
 
-def _known_wordings() -> list[tuple[str, bool]]:
-    """Every wording of the splits whose wordings were read (dev, test .. test8) and of the
-    dev paraphrase files, with whether its kind is an edit."""
+def _known_wordings(kind: bool = False) -> list[tuple[str, Any]]:
+    """Every wording of the splits whose wordings were read (dev, test .. test9) and of the
+    dev paraphrase files, with whether its kind is an edit (or, ``kind``, the kind)."""
     from localagent.evaluation.tasks.generate import generate
     from localagent.evaluation.tasks.suite import load_tasks
 
-    tasks = [t for split in ("dev", "test", "test2", "test3", "test4", "test5", "test6", "test7", "test8") for t in generate(split)]
+    tasks = [t for split in ("dev", "test", "test2", "test3", "test4", "test5", "test6", "test7", "test8", "test9") for t in generate(split)]
     results = Path(__file__).resolve().parent.parent / "evals" / "results"
     tasks += [t for f in ("devx", "devp", "devq", "devr") for t in load_tasks(results / f"tasks-{f}.jsonl")]
-    return list({t.prompt: t.is_edit for t in tasks}.items())
+    return list({t.prompt: t.kind if kind else t.is_edit for t in tasks}.items())
 
 
 def test_every_known_wording_sorts_change_from_question_as_its_kind_says() -> None:
     wordings = _known_wordings()
     assert len(wordings) > 1200
     apart = [w for w, edit in wordings if policy.wants_change(w) != edit or (edit and policy.asks_only(w))]
+    assert apart == []
+
+
+def test_every_known_wording_asks_which_file_exactly_when_its_kind_does() -> None:
+    wordings = _known_wordings(kind=True)
+    apart = [w for w, kind in wordings if policy.asks_which_file(w) != (kind == "search_many")]
     assert apart == []
 
 

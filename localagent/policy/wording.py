@@ -20,6 +20,7 @@ _CHANGE_VERBS = (
 )  # not the idioms that ask to be told: "take a look", "put together a list", "save me"
 _CHANGE = re.compile(
     r"(?:^|[.!?:;]\s+|\bplease\s+|,\s*|\b(?:can|could|would|will)\s+you\s+(?:please\s+)?|\byou\s+to\s+|\bif\s+you\s+(?:could|can|would)\s+(?:please\s+)?"
+    r"|\b(?:possible|able)\s+(?:for\s+you\s+)?to\s+"  # "Would it be possible to update F so ...?" (test9's)
     rf"|\b(?:and|then|let'?s|let\s+us|help\s+me)\s+)({_CHANGE_VERBS})\b(?![./]\w)",  # not 'store.txt'
     re.IGNORECASE,
 )
@@ -50,7 +51,7 @@ _WISH = re.compile(
 # A change wished for in the passive, question or not: "F needs its workers changed to 7 -
 # can you do that?", "I want '- milk' added to F as the final line." (a held-out split's).
 _DONE_TO = re.compile(
-    r"\b(needs?|wants?|wanted|like)\s+(?!been\b)(?:[^\s?!;]+\s+){1,8}?(?:"
+    r"\b(needs?|wants?|wanted|like|(?:can|could|may)\s+(?:i|we)\s+(?:please\s+)?get)\s+(?!been\b)(?:[^\s?!;]+\s+){1,8}?(?:"
     r"(changed|set|updated|bumped|increased|decreased|switched|renamed|fixed|corrected|edited|modified|replaced|made)\s+(to|into|with|from)"
     r"|(added|appended|inserted|written|copied|put|saved|stored|moved)\s+(to|into|onto|at|as)"  # not "the port stored in F"
     r"|(removed|deleted)\s+from|created\b)"
@@ -91,7 +92,7 @@ _ASKS = re.compile(
     r"read|find|show|count|tally|give|get|report|look|check|open|according|print|write\s+out|identify|locate|determine|"
     r"fetch|grab|pull|dig|peek|figure|work\s+out|confirm|remind|let\s+me\s+know|fill\s+me\s+in|recall|spell|compute|"
     r"calculate|enumerate|summari[sz]e|display|search|scan|go\s+through|look\s+through|"
-    r"need|i\s+(?:need|want|would\s+like|wonder)|i'd\s+like|i'm\s+curious|(?:i'm\s+|i\s+am\s+)?(?:looking|searching)\s+for|trying\s+to\s+find)\b"
+    r"need|(?:can|could|may)\s+(?:i|we)\s+(?:please\s+)?(?:get|have|see|know)|i\s+(?:need|want|would\s+like|wonder)|i'd\s+like|i'm\s+curious|(?:i'm\s+|i\s+am\s+)?(?:looking|searching)\s+for|trying\s+to\s+find)\b"
     r"|,\s*please[.!]?\s*$|\band\s+(?:then\s+)?(?:tell|say|name|show|give|report|list|let\s+me\s+know|fill\s+me\s+in)\b|\?\s*$",
     re.IGNORECASE,
 )
@@ -115,15 +116,20 @@ _NOT_TERMS = frozenset(
     "get grep search scan has have had hold holds".split()
 )
 # A question after the file that holds a word: "which file in docs mentions X?"
+# (a file, not a value: "..., but I don't remember which. What is it?" asks for the value)
 _WHICH_FILE = re.compile(
-    r"\b(which|where|what|find|point me|show me|name|identify|locate)\b"
+    r"\b(which|what|whichever)\s+(?:\w+\s+){0,2}?(files?|documents?)\b|\bwhere\s+(?:is|are|does|do|did)\s+(?!I\b|we\b)"
+    r"|\bwhich\s+one\b|\bwhich\s+(is|was)\s+(it|that)\b|\b(its|the file'?s)\s+name\b|\bname of the (file|document)\b"
+    r"|\b(file|document)\s+(is\s+)?called\b"
+    r"|\b(tell|name|show|give|point|find|identify|locate)\s+(?:me\s+)?(?:to\s+)?the\s+(?:name\s+of\s+the\s+)?(files?|documents?)\b"
     r"|\bthe (file|document) (that|which|with|where|containing|mentioning)\b",
     re.IGNORECASE,
 )
 _MENTIONS = re.compile(
     r"\b(mention\w*|refer\w*|talks? about|contain\w*|says?|appear\w*|includ\w*|(has|with) (\S+ ){1,3}in it|brings? up|names"
     r"|(is|are) written|speaks? (of|about)|discuss\w*|cites?|quot\w*|words?|terms?|(comes?|shows?|pops?|turns?|crops?) up|occur\w*"
-    r"|uses?|used|features?|(is|are) (that|it|this|they) in|(has|have|holds?|contains?) (it|that|this|them))\b",
+    r"|uses?|used|features?|(is|are) (that|it|this|they) in|(has|have|holds?|contains?) (it|that|this|them)"
+    r"|(writing|wrote|written|notes?) about|(search|grep|scan)\s+\S+\s+for)\b",
     re.IGNORECASE,
 )
 
