@@ -15,6 +15,7 @@ from .wordings_test7 import WORDINGS_TEST7
 from .wordings_test8 import WORDINGS_TEST8
 from .wordings_test9 import WORDINGS_TEST9
 from .wordings_test10 import WORDINGS_TEST10
+from .wordings_test11 import WORDINGS_TEST11
 
 # test2: a second held-out split (new seed and wordings, written 2026-12-06 before any run
 # on it), made once the first test split had been used to find failures.
@@ -23,8 +24,9 @@ from .wordings_test10 import WORDINGS_TEST10
 # test8: likewise, in wordings_test8.py.
 # test9: likewise, in wordings_test9.py.
 # test10: likewise, in wordings_test10.py.
-SEEDS = {"dev": 1701, "test": 9203, "test2": 5519, "test3": 8191, "test4": 3313, "test5": 2719, "test6": 4441, "test7": 6607, "test8": 7919, "test9": 8647, "test10": 9377}
-PER_KIND = {"dev": 8, "test": 11, "test2": 11, "test3": 11, "test4": 11, "test5": 11, "test6": 11, "test7": 11, "test8": 11, "test9": 11, "test10": 11}
+# test11: likewise, in wordings_test11.py.
+SEEDS = {"dev": 1701, "test": 9203, "test2": 5519, "test3": 8191, "test4": 3313, "test5": 2719, "test6": 4441, "test7": 6607, "test8": 7919, "test9": 8647, "test10": 9377, "test11": 6151}
+PER_KIND = {"dev": 8, "test": 11, "test2": 11, "test3": 11, "test4": 11, "test5": 11, "test6": 11, "test7": 11, "test8": 11, "test9": 11, "test10": 11, "test11": 11}
 
 # ── content pools ────────────────────────────────────────────────────────────────────────
 
@@ -310,6 +312,8 @@ for _kind, _options in WORDINGS_TEST9.items():
     WORDINGS[_kind]["test9"] = _options
 for _kind, _options in WORDINGS_TEST10.items():
     WORDINGS[_kind]["test10"] = _options
+for _kind, _options in WORDINGS_TEST11.items():
+    WORDINGS[_kind]["test11"] = _options
 
 
 def _wording(rng: random.Random, kind: str, split: str, choice: int | None = None) -> str:
