@@ -540,6 +540,8 @@ class Agent:
             choice, threshold = ToolChoice("required"), None  # look before answering
             if policy.look_before_change(s.task, self.workspace) and any(not t.irreversible for t in self.tools):
                 only = "looks"  # and before changing what exists: a copy blind of its source went wrong
+            elif policy.writes_first(s.task, self.workspace) and any(t.irreversible for t in self.tools):
+                only = "changes"
         if not reads and not terms and self._calculates(s):
             choice = ToolChoice("required", "calculate")
             return Turn(choice, None, only, expressions=policy.expressions(s.task, s.msgs))

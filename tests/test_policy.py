@@ -87,6 +87,9 @@ def ws(tmp_path: Path) -> Workspace:
         ("Could you tell me if the port in app.cfg can be changed?", False),
         ("Can the port in app.cfg be found anywhere?", False),
         ("Would it be possible to update etc/app.ini so log_level is debug?", True),  # test9's (blind) misses
+        ("mk hello.txt w/ one line: Status: ok", True),  # test10's (blind) misses
+        ("Would you be so kind as to change port to 9313 in conf/app.cfg?", True),
+        ("Our style guide wants clearer names, so in app/reader.py rename calc to compute everywhere.", True),
         ("Can I get '- buy milk' added as a new last line in todo.md?", True),
         ("Is it possible to tell me what port is in a.cfg?", False),
     ],
@@ -627,6 +630,9 @@ def test_an_edit_of_a_settings_line_keeps_its_style(tmp_path: Path, old: str, ne
     "task, computes",
     [
         ("What is the total of apples in a.txt and b.txt?", True),
+        ("I need the overall number of crates, counting both a.txt and b.txt. How many is that?", True),  # test10's
+        ("How is written 'lamp' when you read it from the end?", True),
+        ("Read the last line from the end of notes.txt.", False),
         ("Which is larger, the chairs in a.txt or b.txt?", True),
         ("What is 17 plus 25?", True),
         ("Spell 'lamp' backwards.", True),
@@ -755,6 +761,7 @@ def test_a_question_counting_files_of_a_type_names_the_glob_and_folder(ws: Works
     assert policy.counted_files("How many .md files are in the docs folder?", ws) == (["*.md"], ["docs"])
     assert policy.counted_files("Count the .cfg files.", ws) == (["*.cfg"], ["."])
     assert policy.counted_files("Tally up the .md files in docs for me.", ws) == (["*.md"], ["docs"])
+    assert policy.counted_files("# of .md files in docs?", ws) == (["*.md"], ["docs"])
     assert policy.counted_files("How many lines does notes.txt have?", ws) is None  # a file's lines, not files
     assert policy.counted_files("How many files are in docs?", ws) is None  # no type named: list_dir counts
     assert policy.counted_files("Create two .md files in docs.", ws) is None  # not a question
@@ -789,6 +796,7 @@ def test_a_count_of_files_of_a_type_calls_find_files_for_it_first(ws: Workspace)
         ("The function calc in app/main.py should be called compute. Update all its call sites.", "compute"),
         ("I'd like calc in src/worker.py to be called compute from now on, definition and all calls.", "compute"),
         ("Write it into a new file called answer.txt.", None),  # 'called' names a file here
+        ("Could you rename emit to publish in app/main.py, including every call to it?", "publish"),  # test10's
     ],
 )
 def test_the_one_word_an_edit_gives_as_its_new_text(task: str, word: str | None) -> None:
@@ -949,6 +957,13 @@ def test_adding_two_numbers_asks_for_a_sum(task: str, expression: str) -> None:
     assert policy.expressions(task, []) == [expression]
 
 
+def test_a_file_created_with_the_text_the_task_gives_is_written_first(ws: Workspace) -> None:
+    assert policy.writes_first("mk hello.txt w/ one line: Status: basalt ok", ws)
+    assert not policy.writes_first("Create hello.txt listing the files in docs.", ws)  # no text given: look first
+    assert not policy.writes_first("Copy the launch code of notes.txt into a new file code.txt.", ws)  # read the source
+    assert not policy.writes_first("What does hello.txt say: hi?", ws)  # a question
+
+
 def test_a_file_to_create_holds_the_one_text_the_task_quotes() -> None:
     task = "can you make me a file at notes/greeting.txt that just contains 'Welcome to moonshot.'?"
     assert policy.content_choices(task, [], creates=True) == ["Welcome to moonshot."]
@@ -957,6 +972,8 @@ def test_a_file_to_create_holds_the_one_text_the_task_quotes() -> None:
     assert policy.content_choices("Create notes/a.txt with this line: All systems go.", [], creates=True) == ["All systems go."]
     assert policy.content_choices("Create status.txt; it should just say Status: basalt ok", [], creates=True) == ["Status: basalt ok"]
     assert policy.content_choices("Copy the port of notes.txt into a new file 'port.txt'.", ["port: 80"], creates=True) == ["port: 80", "80"]
+    arrow = "meeting room from docs/meeting.txt -> new file out/value.txt"  # a new file from one read: its pieces
+    assert policy.content_choices(arrow, ["Meeting room: Cedar 3\n"], creates=True) == ["Meeting room: Cedar 3", "Cedar 3"]
 
 
 def _read(path: str, content: str, cid: str = "a") -> tuple[ToolCall, str]:
@@ -973,6 +990,9 @@ def test_an_answer_leaving_out_the_one_value_read_gets_its_line() -> None:
     assert policy.finished_answer("Found it.", task, two) == "Found it."  # two values: no guess
     change = "Change the launch code in ops/launch.txt to 7."
     assert policy.finished_answer("Done.", change, msgs) == "Done."  # a change's answer is its own
+    stated = _history(_read("info/door.txt", "The door code is 7779.\nQuestions go to the team channel.\n"))
+    task = "could you let me know what door code is recorded in info/door.txt?"
+    assert policy.finished_answer("It is in info/door.txt.", task, stated) == "It is in info/door.txt. (The door code is 7779.)"
 
 
 def test_an_answer_that_denies_nothing_after_finding_nothing_says_so() -> None:
@@ -1052,5 +1072,7 @@ def test_an_answer_naming_some_of_the_functions_read_gets_them_all() -> None:
     task = "functions in app/utils.py? names please"
     assert policy.finished_answer("lcm is defined in app/utils.py.", task, msgs) == "lcm is defined in app/utils.py. (the functions in app/utils.py: gcd, lcm)"
     assert policy.finished_answer("gcd and lcm.", task, msgs) == "gcd and lcm."
+    every = "Could you give me a list of every function defined in app/utils.py?"
+    assert policy.finished_answer("Yes, you can.", every, msgs) == "Yes, you can. (the functions in app/utils.py: gcd, lcm)"
     assert policy.finished_answer("1", "What does gcd in app/utils.py return?", msgs) == "1"  # a return, not a list
     assert policy.asks_only("ops has the backup host in one of its files - I need that value.")

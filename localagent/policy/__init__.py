@@ -47,6 +47,7 @@ from .edits import (
     named_spans,
     new_word,
     ready_to_append,
+    writes_first,
     replaces_words,
     spans,
     to_create,
@@ -92,7 +93,7 @@ __all__ = [
     "search_again", "search_hits", "search_words", "searches_first", "unread_named",
     # edits
     "COPIED_TEXT", "change_done", "content_choices", "copy_pieces", "edits_every", "look_before_change", "named_spans",
-    "new_word", "ready_to_append", "replaces_words", "spans", "to_create", "word_spans", "write_targets", "writes_files",
+    "new_word", "ready_to_append", "replaces_words", "spans", "to_create", "word_spans", "write_targets", "writes_files", "writes_first",
     # answers
     "Evidence", "answer_prompt", "calculated", "change_report", "echoes_task", "evidence", "expressions",
     "finished_answer", "returned", "unsupported", "what_was_found", "with_calculation", "with_found_files",

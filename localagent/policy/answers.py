@@ -158,6 +158,7 @@ def _reads(found: list[Evidence]) -> list[Evidence]:
 
 
 _KEYED = re.compile(r"^\s*([A-Za-z][\w .-]{1,40}?)\s*[:=]\s*(\S.{0,80}?)\s*$")
+_STATED = re.compile(r"^\s*(?:the\s+)?([A-Za-z][\w -]{1,40}?)\s+(?:is|was)\s+(\S.{0,80}?)\.?\s*$", re.IGNORECASE)  # "The door code is 7779."
 
 
 def with_value_read(answer: str, task: str, found: list[Evidence]) -> str:
@@ -170,7 +171,7 @@ def with_value_read(answer: str, task: str, found: list[Evidence]) -> str:
     lines: dict[str, str] = {}
     for e in _reads(found):
         for line in e.result.content.splitlines():
-            m = _KEYED.match(line)
+            m = _KEYED.match(line) or _STATED.match(line)
             key = re.findall(r"[a-z0-9]+", m.group(1).lower().replace("_", " ")) if m else []
             if m and key and all(k in words for k in key):
                 lines.setdefault(m.group(2).strip().strip("\"'").lower(), line.strip())
@@ -197,7 +198,7 @@ def returned(source: str, name: str) -> list[str]:
     return out
 
 
-_FUNCTIONS = re.compile(r"\bfunctions\b|\bfunction names\b|\bwhat functions?\b|\bwhich functions?\b", re.IGNORECASE)
+_FUNCTIONS = re.compile(r"\bfunctions\b|\bfunction names\b|\b(what|which|every|each|all the) functions?\b", re.IGNORECASE)
 
 
 def with_functions_read(answer: str, task: str, found: list[Evidence]) -> str:

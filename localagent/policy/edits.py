@@ -23,6 +23,13 @@ def look_before_change(task: str, workspace: Workspace | None) -> bool:
     return workspace is not None and wants_change(task) and bool(workspace.mentioned(task))
 
 
+def writes_first(task: str, workspace: Workspace | None) -> bool:
+    """Whether the first call is the write: the task creates a file with the text it gives
+    and names nothing there to look at. Offered every tool for "mk hello.txt w/ one line:
+    Status: ok", the 0.5B model read files in an unrelated folder until the repeat stop."""
+    return bool(to_create(task, workspace)) and not look_before_change(task, workspace) and content_choices(task, [], creates=True) is not None
+
+
 def ready_to_append(task: str, workspace: Workspace | None, read: set[str]) -> bool:
     """Whether an append task has read every existing file it names: the next call is the
     append. Only appends: forced to change right after the read, the 0.5B model answered
@@ -112,6 +119,10 @@ def named_spans(task: str, pieces: list[str]) -> list[str]:
 
 _RENAME = re.compile(r"\brenam|\brefactor|\bbe (called|named)\b|\w\s*(->|=>|\u2192)\s*\w", re.IGNORECASE)
 _ONE_WORD = re.compile(r"[\w][\w.-]*")
+_RENAME_TO = re.compile(
+    r"\brenam\w*\s+(?:the\s+)?(?:(?:function|method|variable|name|class)\s+)?['\"`]?[A-Za-z_][\w.]*['\"`]?\s+(?:to|into|as)\s+['\"`]?([A-Za-z_]\w*)",
+    re.IGNORECASE,
+)
 
 
 def new_word(task: str) -> str | None:
@@ -121,6 +132,8 @@ def new_word(task: str) -> str | None:
     for "rename calc to compute everywhere in app/worker.py"."""
     if not wants_change(task) or len(parts := _NEW_TEXT.split(task)) < 2:
         return None
+    if m := _RENAME_TO.search(task):  # not the last 'to': "rename emit to publish, including every call to it"
+        return m.group(1)
     tail = parts[-1]
     quoted = [next(g for g in m.groups() if g) for m in _QUOTED.finditer(tail)]
     if quoted:
@@ -180,7 +193,7 @@ def content_choices(task: str, sources: list[str], creates: bool = False) -> lis
     colon. None: free. Left free, the 0.5B model wrote the task sentence itself into the
     file, and kept the quotes of "a file that just contains 'Welcome.'"."""
     append = appends(task)
-    if sources and _COPY.search(task) and not append:
+    if sources and (creates or _COPY.search(task)) and not append:  # a new file from one read: "X from F -> new file G"
         return list(dict.fromkeys(p for text in sources for p in copy_pieces(text))) or None
     if not (append or (creates and not sources)):
         return None

@@ -52,7 +52,7 @@ def searches_first(task: str, workspace: Workspace | None) -> bool:
     return asks_which_file(task) and not named_file
 
 
-_COUNTS = re.compile(r"\bhow many\b|\bcount\b|\bnumber of\b|\btally\b", re.IGNORECASE)
+_COUNTS = re.compile(r"\bhow many\b|\bcount\b|\bnumber of\b|\btally\b|#\s*of\b", re.IGNORECASE)
 _EXTENSION = re.compile(r"(?<![\w.])\.([A-Za-z0-9]{1,8})\b")
 
 

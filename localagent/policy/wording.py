@@ -12,7 +12,7 @@ from ..tools.workspace import PATH_SHAPED, path_words
 # change", "then fix") or follows "please", "can you", "I need you to" ("write out the
 # names" and "add up" ask to be told).
 _CHANGE_VERBS = (
-    r"create|write(?!\s+out\b)|make(?!\s+(?:me\s+|us\s+)?a\s+list\b)|add(?!\s+up\b)|append|put(?!\s+together\b)|fix|"
+    r"create|mk|touch|write(?!\s+out\b)|make(?!\s+(?:me\s+|us\s+)?a\s+list\b)|add(?!\s+up\b)|append|put(?!\s+together\b)|fix|"
     r"correct|rename|replace|change|set(?!\s+me\b)|update|edit|modify|delete|remove|copy|save(?!\s+me\b)|insert|move|"
     r"take(?!\s+(?:a\s+)?(?:quick\s+)?(?:look|peek|glance|gander)\b)|store|record|place|paste|enter|adjust|alter|amend|repair|"
     r"swap|switch|rewrite|overwrite|erase|clear|drop|bump|increase|decrease|stick|tack|jot|stash|duplicate|"
@@ -20,8 +20,9 @@ _CHANGE_VERBS = (
 )  # not the idioms that ask to be told: "take a look", "put together a list", "save me"
 _CHANGE = re.compile(
     r"(?:^|[.!?:;]\s+|\bplease\s+|,\s*|\b(?:can|could|would|will)\s+you\s+(?:please\s+)?|\byou\s+to\s+|\bif\s+you\s+(?:could|can|would)\s+(?:please\s+)?"
-    r"|\b(?:possible|able)\s+(?:for\s+you\s+)?to\s+"  # "Would it be possible to update F so ...?" (test9's)
-    rf"|\b(?:and|then|let'?s|let\s+us|help\s+me)\s+)({_CHANGE_VERBS})\b(?![./]\w)",  # not 'store.txt'
+    r"|\b(?:possible|able)\s+(?:for\s+you\s+)?to\s+|\b(?:as|enough)\s+to\s+"  # "Would it be possible to update F ...?", "be so kind as to change"
+    r"|\b(?:in|inside|within)\s+[\w./-]+\.\w+\s+"  # "so in app/reader.py rename calc to compute"
+    rf"|\b(?:and|then|so|let'?s|let\s+us|help\s+me)\s+)({_CHANGE_VERBS})\b(?![./]\w)",  # not 'store.txt'
     re.IGNORECASE,
 )
 # The same verbs after "would you mind", "try": "Would you mind changing the port in F to 80?"
@@ -178,7 +179,7 @@ def computes(task: str) -> bool:
 
 _OPERATIONS = {
     "sum": re.compile(
-        r"\b(total|sum|add up|adds up|plus|altogether|combined|in all|all told|across both|between (them|the two|both))\b|\bhow (many|much)\b[^?]*\b(both|across)\b|\b(how (many|much)|add)\b[^?]*\btogether\b|\d\s*\+\s*\d"
+        r"\b(total|sum|add up|adds up|plus|altogether|combined|in all|all told|across both|between (them|the two|both)|overall (number|count|amount|quantity)|counting both)\b|\bhow (many|much)\b[^?]*\b(both|across)\b|\b(how (many|much)|add)\b[^?]*\btogether\b|\d\s*\+\s*\d"
         r"|\badd(?:ing)?\s+-?\d[\d.]*\s+(?:and|to)\s+-?\d|\b(?:what|how much)(?:'s|\s+is|\s+are|\s+do|\s+does)?\s+-?\d[\d.]*\s+and\s+-?\d"
         r"|\d\s+and\s+-?\d[\d.]*\s+(?:make|makes|come to|comes to|equal|equals|give|gives)\b", re.IGNORECASE
     ),
@@ -188,7 +189,7 @@ _OPERATIONS = {
     "product": re.compile(r"\b(times|multiplied|product)\b|\d\s*[*\u00d7]\s*\d", re.IGNORECASE),
     "reverse": re.compile(
         r"\b(backwards?|reversed?|reverse|mirrored|inverted)\b|\bfrom the last letter\b|\blast (letter|character) (to|first)\b"
-        r"|\bright to left\b|\bback to front\b|\bend to (start|beginning)\b", re.IGNORECASE
+        r"|\bright to left\b|\bback to front\b|\bend to (start|beginning)\b|\bread (it )?from the end\b(?! of)", re.IGNORECASE
     ),
     "length": re.compile(r"\bhow many (letters|characters)\b|\blength\b", re.IGNORECASE),
 }
