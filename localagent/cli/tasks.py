@@ -17,7 +17,7 @@ from .options import API_KEY, BASE_URL, CTX, ENGINE, MAX_STEPS, MODEL, N_GPU_LAY
 
 def eval_tasks(
     suite: Annotated[Optional[Path], typer.Argument(metavar="[SUITE.jsonl]", help="A task file; default: the generated suite of --split.")] = None,
-    split: Annotated[str, typer.Option("--split", help="dev (for choosing anything), or test, test2 ... test9 (for reporting only; each newer one held out from every choice made before it; test9 is the latest).")] = "dev",
+    split: Annotated[str, typer.Option("--split", help="dev (for choosing anything), or test, test2 ... test11 (for reporting only; each newer one held out from every choice made before it; test11 is the latest).")] = "dev",
     model: Optional[str] = MODEL,
     kind: Annotated[Optional[list[str]], typer.Option("--kind", help="Only tasks of this kind (repeatable).")] = None,
     per_kind: Annotated[Optional[int], typer.Option("--per-kind", min=1, help="The first N tasks of each kind (a stratified sample).")] = None,
