@@ -19,12 +19,8 @@ from .wordings_test11 import WORDINGS_TEST11
 
 # test2: a second held-out split (new seed and wordings, written 2026-12-06 before any run
 # on it), made once the first test split had been used to find failures.
-# test6: its wordings live in wordings_test6.py, written blind and kept out of this file.
-# test7: likewise, in wordings_test7.py.
-# test8: likewise, in wordings_test8.py.
-# test9: likewise, in wordings_test9.py.
-# test10: likewise, in wordings_test10.py.
-# test11: likewise, in wordings_test11.py.
+# test6 .. test11: their wordings live in wordings_testN.py, each written blind and kept out
+# of this file (merged into WORDINGS below).
 SEEDS = {"dev": 1701, "test": 9203, "test2": 5519, "test3": 8191, "test4": 3313, "test5": 2719, "test6": 4441, "test7": 6607, "test8": 7919, "test9": 8647, "test10": 9377, "test11": 6151}
 PER_KIND = {"dev": 8, "test": 11, "test2": 11, "test3": 11, "test4": 11, "test5": 11, "test6": 11, "test7": 11, "test8": 11, "test9": 11, "test10": 11, "test11": 11}
 
@@ -302,18 +298,11 @@ WORDINGS: dict[str, dict[str, list[Any]]] = {
     },
 }
 
-for _kind, _options in WORDINGS_TEST6.items():
-    WORDINGS[_kind]["test6"] = _options
-for _kind, _options in WORDINGS_TEST7.items():
-    WORDINGS[_kind]["test7"] = _options
-for _kind, _options in WORDINGS_TEST8.items():
-    WORDINGS[_kind]["test8"] = _options
-for _kind, _options in WORDINGS_TEST9.items():
-    WORDINGS[_kind]["test9"] = _options
-for _kind, _options in WORDINGS_TEST10.items():
-    WORDINGS[_kind]["test10"] = _options
-for _kind, _options in WORDINGS_TEST11.items():
-    WORDINGS[_kind]["test11"] = _options
+_BLIND = {"test6": WORDINGS_TEST6, "test7": WORDINGS_TEST7, "test8": WORDINGS_TEST8,
+          "test9": WORDINGS_TEST9, "test10": WORDINGS_TEST10, "test11": WORDINGS_TEST11}
+for _split, _wordings in _BLIND.items():
+    for _kind, _options in _wordings.items():
+        WORDINGS[_kind][_split] = _options
 
 
 def _wording(rng: random.Random, kind: str, split: str, choice: int | None = None) -> str:
