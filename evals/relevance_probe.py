@@ -19,11 +19,14 @@ from pathlib import Path
 import numpy as np
 from llama_cpp import Llama
 
+from localagent.backends.llama import RELEVANCE_LEAD, RELEVANCE_NEUTRAL, RELEVANCE_SYSTEM, tool_line
 from localagent.evaluation.evaluate import load_cases
 from localagent.provision import resolve_model
 
-SYS = "You choose the function that does what the user asks."
-HEAD = "<|im_start|>system\n{sys}<|im_end|>\n<|im_start|>user\n{req}<|im_end|>\n<|im_start|>assistant\nThe function that does this is"
+# The default model's chat template (ChatML), with the scoring prompt the gate uses
+# (LlamaBackend.tool_relevance, which scores the sum only).
+SYS = RELEVANCE_SYSTEM
+HEAD = "<|im_start|>system\n{sys}<|im_end|>\n<|im_start|>user\n{req}<|im_end|>\n<|im_start|>assistant\n" + RELEVANCE_LEAD
 
 
 def logprob(llm: Llama, prefix: str, tail: str) -> tuple[float, int]:
@@ -43,11 +46,6 @@ def logprob(llm: Llama, prefix: str, tail: str) -> tuple[float, int]:
     return total, len(ids) - n
 
 
-def tool_text(tool: dict) -> str:
-    f = tool.get("function", tool)
-    return f" {f['name']}: {f.get('description', '')}"
-
-
 def auc(pos: list[float], neg: list[float]) -> float:
     wins = sum((p > q) + 0.5 * (p == q) for p in pos for q in neg)
     return wins / max(1, len(pos) * len(neg))
@@ -64,9 +62,9 @@ def main() -> int:
         req = c.messages[0]["content"]
         per_tool = []
         for t in c.tools:
-            text = tool_text(t)
+            text = tool_line(t)
             lp, n = logprob(llm, HEAD.format(sys=SYS, req=req), text)
-            base, _ = logprob(llm, HEAD.format(sys=SYS, req="Hello."), text)
+            base, _ = logprob(llm, HEAD.format(sys=SYS, req=RELEVANCE_NEUTRAL), text)
             per_tool.append({"tool": text.split(":")[0].strip(), "pmi": lp - base, "pmi_token": (lp - base) / n, "logprob_token": lp / n})
         best = {k: max(p[k] for p in per_tool) for k in ("pmi", "pmi_token", "logprob_token")}
         rows.append({"id": c.id, "category": c.category, "needs_call": bool(c.expected), **best, "tools": per_tool})

@@ -9,7 +9,10 @@ would not have; the row with the smallest sum is marked. One table for all cases
 one per step: the first turn (the conversation ends with the user's request) and after
 a result (it ends with a tool's result), and the first turn split by how well the request
 matches the tools (``policy.tool_match``: no content word shared with any tool, or some).
-Choose on dev, report on test.
+Where the run recorded each first turn's tool fit (``relevance``, the gate of
+``AgentConfig.relevance_floor``), the same two errors over a floor on that fit, for the
+first turn split the same way: a case calls when its fit is at least the floor (the model
+called every first-turn dev case the gate let through). Choose on dev, report on test.
 """
 
 from __future__ import annotations
@@ -24,10 +27,13 @@ from localagent import policy
 from localagent.evaluation.evaluate import Case, load_cases, pick_threshold, rescore, threshold_curve
 
 
-def table(curve: list[dict[str, float]]) -> str:
+FLOORS = tuple(float(x) for x in range(-4, 13))  # pointwise mutual information, nats
+
+
+def table(curve: list[dict[str, float]], what: str = "threshold") -> str:
     """The curve as Markdown, the chosen threshold in bold."""
     best = pick_threshold(curve)
-    lines = ["| threshold | called when no call was needed | no call when one was needed |", "|---|---|---|"]
+    lines = [f"| {what} | called when no call was needed | no call when one was needed |", "|---|---|---|"]
     for p in curve:
         t = f"**{p['threshold']:.2f}**" if p["threshold"] == best else f"{p['threshold']:.2f}"
         lines.append(f"| {t} | {p['called_when_not_needed_rate']:.1f} % | {p['no_call_when_needed_rate']:.1f} % |")
@@ -58,6 +64,12 @@ def main() -> int:
             continue
         print(f"\n{name} ({len(rs)} cases):\n")
         print(table(threshold_curve([r["call_mass"] for r in rs], labels)))
+    for name, ids in groups(cases).items():
+        rs = [r for r in saved["results"] if r.get("relevance") is not None and r["id"] in ids]
+        labels = [ids[r["id"]] for r in rs]
+        if name.startswith("first turn, ") and len(set(labels)) == 2:
+            print(f"\n{name}, over the floor on the best tool's fit ({len(rs)} cases):\n")
+            print(table(threshold_curve([r["relevance"] for r in rs], labels, FLOORS), "fit floor"))
     return 0
 
 

@@ -6,9 +6,10 @@ decoding ``run`` does (jump-forward, the call threshold, the parallel setting).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
-from .backends.base import GenerateOptions, MoreCalls
+from . import policy
+from .backends.base import Backend, GenerateOptions, MoreCalls
 from .constraint.grammar import Constraint, ToolChoice
 from .policy import CallPlan
 
@@ -65,3 +66,15 @@ def first_token_threshold(config: AgentConfig, choice: ToolChoice) -> float | No
     if config.constrained and choice.mode == "auto" and not config.reason:
         return config.call_threshold
     return None
+
+
+def no_tool_fits(backend: Backend, request: str, tools: list[dict[str, Any]], config: AgentConfig) -> tuple[bool, float | None]:
+    """At a first turn whose call or prose is the model's to decide: whether no offered tool
+    fits ``request`` (``policy.no_tool_fits`` under ``AgentConfig.relevance_floor``), and the
+    best tool's fit. (False, None) where the gate is off or the backend cannot score text."""
+    if config.relevance_floor is None or not tools:
+        return False, None
+    scores = backend.tool_relevance(request, tools)
+    if not scores:
+        return False, None
+    return policy.no_tool_fits(request, tools, scores, config.relevance_floor), round(max(scores), 3)

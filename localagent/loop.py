@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, Callable, Literal, Sequence
 
 from .backends.base import Backend, Generation
-from .decoding import decoding_options, first_token_threshold, several_calls
+from .decoding import decoding_options, first_token_threshold, no_tool_fits, several_calls
 from .dispatch import Dispatcher
 from .errors import ConfigError, ConstraintError, ErrorKind, ToolErrorInfo
 from .formats import CALL_CLOSE, CALL_OPEN, parse
@@ -75,6 +75,10 @@ class AgentConfig:
     # Call or prose is decided at the first token (see GenerateOptions); used
     # with tool_choice auto under the constraint, unless ``reason`` is on.
     call_threshold: float | None = 0.5
+    # ... but first, at the first turn: no tool fits the request (policy.no_tool_fits), so the
+    # turn is prose. (PMI floor where the request shares no word with any tool, floor always);
+    # chosen on the dev split (evals/README.md). None: off.
+    relevance_floor: tuple[float, float] | None = (6.0, -2.0)
     # A turn that only repeats calls whose results are already in the history
     # is generated again as prose (the 0.5B model otherwise re-reads for ever).
     repeat_guard: bool = True
@@ -139,6 +143,10 @@ class AgentConfig:
     # any other question reads one of the few files a search found before it answers
     # (policy.hits_to_read).
     answer_after_find: bool = True
+    # A question whose every part and path a call's result already answers is answered next
+    # (policy.covered), whatever tools are offered: after get_weather(Budapest) for "the
+    # weather in Budapest", the 0.5B model called it again.
+    answer_when_covered: bool = True
     read_search_hits: bool = True
 
 
@@ -477,11 +485,12 @@ class Agent:
         if s.stop:
             return
         t0 = time.monotonic()
-        if self._change_done(s) or self._calculated(s) or self._read_enough(s) or self._found(s):
+        if self._change_done(s) or self._calculated(s) or self._read_enough(s) or self._found(s) or self._covered(s):
             self._answer_now(s, t0)
             return
         turn = self._turn_choice(s)
-        gen = self._ask(s, s.msgs, turn, t0)
+        # Shown the tools with none allowed, the 0.5B model wrote "Here is the JSON response for read_file".
+        gen = self._ask(s, s.msgs, turn, t0, tools_shown=not turn.no_tool or self._tools_in_answer())
         if gen is None:
             return
         calls, errors, content = self._calls(gen, s.step)
@@ -545,7 +554,10 @@ class Agent:
         if not reads and not terms and self._calculates(s):
             choice = ToolChoice("required", "calculate")
             return Turn(choice, None, only, expressions=policy.expressions(s.task, s.msgs))
-        return Turn(choice, threshold, only, reads, terms, finds=finds)
+        none, relevance = no_tool_fits(self.backend, s.task, s.schemas, self.config) if s.step == 0 and threshold is not None else (False, None)
+        if none:  # no offered tool does what is asked: prose
+            return Turn(ToolChoice("none"), None, relevance=relevance, no_tool=True)
+        return Turn(choice, threshold, only, reads, terms, finds=finds, relevance=relevance)
 
     def _ask(self, s: "RunState", msgs: list[Message], turn: "Turn", t0: float, *, tools_shown: bool = True) -> Generation | None:
         """Generate the step's turn (a new step); None when the step ended the run.
@@ -563,6 +575,7 @@ class Agent:
             s.ev.on_step_start(s.step)
         s.inflight = _InFlight(s.step, t0)
         gen = self._generate(msgs, s.schemas if tools_shown else [], grammar, s.ev, turn.threshold, s.inflight.streamed, turn.choice, s.task)
+        gen.relevance = turn.relevance
         s.usage.add(gen)
         s.reused_before = self._check_reuse(gen, s.reused_before) if tools_shown else 0
         return self._unless_failed(s, gen, t0)
@@ -769,6 +782,10 @@ class Agent:
         if not (cfg.answer_once_read and cfg.constrained and self._choice.mode == "auto"):
             return False
         return policy.answers_once_read(s.task, self.workspace, s.whole, self.tools.names())
+
+    def _covered(self, s: "RunState") -> bool:
+        cfg = self.config
+        return cfg.answer_when_covered and cfg.constrained and self._choice.mode == "auto" and policy.covered(s.task, s.msgs)
 
     def _found(self, s: "RunState") -> bool:
         cfg = self.config
@@ -1040,6 +1057,8 @@ class Turn:
     terms: list[str] = field(default_factory=list)  # the search must be for one of these words
     expressions: list[str] = field(default_factory=list)  # calculate takes one of these
     finds: tuple[list[str], list[str]] | None = None  # find_files takes one of these globs, folders
+    relevance: float | None = None  # the best tool's fit to the task, where the first turn scored it
+    no_tool: bool = False  # ... too low: prose, written as an answer is (evidence_without_tools)
 
 
 @dataclass

@@ -644,10 +644,10 @@ def test_the_curve_script_prints_the_curve_and_marks_the_choice(tmp_path: Path) 
     assert out.returncode == 2 and "records no call masses" in out.stderr and out.stderr.count("\n") == 1
 
 
-def _after_result(expected_answer: list[str]) -> Case:
+def _after_result(expected_answer: list[str], question: str = "What's the weather in Paris?") -> Case:
     """A no-call case: the weather of Paris was asked and its result is in."""
     msgs = [
-        {"role": "user", "content": "What's the weather in Paris?"},
+        {"role": "user", "content": question},
         {"role": "assistant", "content": "", "tool_calls": [{"name": "get_weather", "arguments": {"city": "Paris"}}]},
         {"role": "tool", "name": "get_weather", "content": '{"city": "Paris", "temperature": 17}'},
     ]
@@ -662,7 +662,8 @@ def test_a_result_without_an_id_answers_the_earliest_open_call() -> None:
 def test_a_turn_that_repeats_an_answered_call_is_asked_again_as_prose_as_run_does() -> None:
     again = render_call("get_weather", {"city": "Paris"})
     fake = FakeBackend.scripted([again, "It is 17 degrees in Paris."])
-    d = run_eval(fake, [_after_result([r"\b17\b"])], "constrained").to_dict()
+    # A question no call's value names (else the result answers it before any turn: below).
+    d = run_eval(fake, [_after_result([r"\b17\b"], "Do I need a coat there?")], "constrained").to_dict()
     assert d["right"] == 1 and d["repeats_answered_again"] == 1 and d["results"][0]["repeated"]
     # The second request: the question and the evidence alone, no tool offered, no call possible.
     assert fake.tools_seen[1] == [] and fake.options[1].call_threshold is None
@@ -671,7 +672,7 @@ def test_a_turn_that_repeats_an_answered_call_is_asked_again_as_prose_as_run_doe
 
 def test_a_new_call_after_a_result_is_scored_as_it_stands() -> None:
     fake = FakeBackend.scripted([render_call("get_forecast", {"city": "Paris"})])
-    d = run_eval(fake, [_after_result([])], "constrained").to_dict()
+    d = run_eval(fake, [_after_result([], "Do I need a coat there?")], "constrained").to_dict()
     assert d["right"] == 0 and d["repeats_answered_again"] == 0 and len(fake.requests) == 1
 
 
@@ -684,3 +685,27 @@ def test_the_count_a_request_implies_reaches_the_options() -> None:
     assert generate_options(c, eval_config(more_calls=None)).more_calls is None
     assert generate_options(c, eval_config(parallel=False)).more_calls is None
     assert generate_options(_after_result([]), eval_config()).more_calls.implied == 1  # type: ignore[union-attr]
+
+
+def test_a_first_turn_no_tool_fits_is_asked_as_prose_and_its_fit_recorded() -> None:
+    need, none = case([PARIS]), case([])
+    none.id = "c2"
+    fake = FakeBackend.scripted(["It is the capital.", "Sure."], relevance=[-3.0, 0.5])
+    d = run_eval(fake, [need, none]).to_dict()
+    assert [o.tool_choice for o in fake.options] == ["none", "none"] and d["relevance_floor"] == [6.0, -2.0]
+    assert fake.tools_seen == [[], []]  # as run writes it: no tool list
+    assert [r["decision"] for r in d["results"]] == ["prose", "prose"] and [r["relevance"] for r in d["results"]] == [0.5, 0.5]
+    assert d["decision"]["no_call_when_needed_rate"] == 100.0 and d["decision"]["called_when_not_needed_rate"] == 0.0
+    fake = FakeBackend.scripted([render_call("get_weather", {"city": "Paris"})], relevance=[-3.0])
+    d = run_eval(fake, [need], relevance_floor=None).to_dict()
+    assert d["right"] == 1 and d["results"][0]["relevance"] is None and d["relevance_floor"] is None
+    # After a result the gate is not asked: that turn is the repeat rule's and the covered rule's.
+    fake = FakeBackend.scripted([render_call("get_forecast", {"city": "Paris"})], relevance=[-3.0])
+    assert run_eval(fake, [_after_result([], "Do I need a coat there?")]).to_dict()["results"][0]["relevance"] is None
+
+
+def test_a_question_the_result_answers_is_answered_from_the_evidence_as_run_does() -> None:
+    fake = FakeBackend.scripted(["It is 17 degrees in Paris."])
+    d = run_eval(fake, [_after_result([r"\b17\b"])], "constrained").to_dict()
+    assert d["right"] == 1 and d["results"][0]["decision"] == "prose" and len(fake.requests) == 1
+    assert fake.tools_seen[0] == [] and "17" in fake.requests[0][-1].content

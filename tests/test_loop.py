@@ -629,7 +629,8 @@ def test_repeat_guard_takes_a_reread_of_a_whole_file_at_any_offset(tmp_path: Pat
     again = call_text("read_file", path="owner.txt", offset=2, length=1)
     tools = workspace_tools(Workspace(root), write=False)
     fake = FakeBackend.scripted([first, again, "The owner is Noor", "unused"])
-    result = Agent(fake, tools, root=root).run("Who owns owner.txt?", trace=tmp_path / "t.jsonl")
+    config = AgentConfig(answer_when_covered=False)  # else the read alone answers the question
+    result = Agent(fake, tools, root=root, config=config).run("Who owns owner.txt?", trace=tmp_path / "t.jsonl")
     assert result.stop_reason is StopReason.ANSWERED and result.answer == "The owner is Noor"
     assert steps_of(read_lines(tmp_path / "t.jsonl"))[1]["calls"] == []  # not run: nothing new in it
     # A read that stopped before the end leaves the rest to read: that call runs.
@@ -637,3 +638,37 @@ def test_repeat_guard_takes_a_reread_of_a_whole_file_at_any_offset(tmp_path: Pat
     fake = FakeBackend.scripted([first, again, "done"])
     result = Agent(fake, tools, root=root).run("Who owns owner.txt?", trace=tmp_path / "u.jsonl")
     assert [len(s["calls"]) for s in steps_of(read_lines(tmp_path / "u.jsonl"))] == [1, 1, 0]
+
+
+# -- no tool fits, and a question already answered -----------------------------------
+
+
+def test_a_first_turn_no_tool_fits_is_prose_and_the_fit_is_traced(tmp_path: Path) -> None:
+    result, trace, fake = run(tmp_path, ["Warsaw."], task="What is the capital of Poland?", backend={"relevance": [-3.0, 1.0]})
+    assert result.answer == "Warsaw." and fake.options[0].tool_choice == "none" and fake.options[0].call_threshold is None
+    assert fake.tools_seen[0] == []  # written as an answer is, with no tool list
+    assert steps_of(trace)[0]["info"]["relevance"] == 1.0
+    # A tool that fits (or a request sharing a word with one, under the first floor) is the model's to call.
+    for relevance, task in (([9.0], "What is the capital of Poland?"), ([3.0], "Add 2 and 3.")):
+        _, _, fake = run(tmp_path, ["ok"], task=task, backend={"relevance": relevance})
+        assert fake.options[0].tool_choice == "auto" and fake.options[0].call_threshold == 0.5
+    # Off, or a backend that cannot score: no gate.
+    _, trace, fake = run(tmp_path, ["ok"], task="What is the capital of Poland?", backend={"relevance": [-3.0]}, relevance_floor=None)
+    assert fake.options[0].tool_choice == "auto" and "relevance" not in steps_of(trace)[0]["info"]
+    _, _, fake = run(tmp_path, ["ok"], task="What is the capital of Poland?")
+    assert fake.options[0].tool_choice == "auto"
+
+
+def test_only_the_first_turn_is_gated(tmp_path: Path) -> None:
+    result, _, fake = run(tmp_path, [call_text("add", a=2, b=3), "5"], task="What are 2 and 3 together, and why?", backend={"relevance": [9.0]})
+    assert [o.call_threshold for o in fake.options] == [0.5, 0.5] and result.answer == "5"
+
+
+def test_a_question_a_result_already_answers_is_answered_from_it(tmp_path: Path) -> None:
+    result, _, fake = run(tmp_path, [call_text("lookup", key="alpha"), "value of alpha", "unused"], task="What is the key alpha?")
+    assert result.answer == "value of alpha" and len(fake.requests) == 2
+    assert fake.options[1].tool_choice == "none" and fake.tools_seen[1] == []  # the evidence prompt, no tool
+    assert "value of alpha" in fake.requests[1][-1].content
+    # A part no call names yet: the model goes on.
+    _, _, fake = run(tmp_path, [call_text("lookup", key="alpha"), call_text("lookup", key="beta"), "both"], task="What are the keys alpha and beta?")
+    assert len(fake.requests) == 3 and fake.options[1].tool_choice == "auto"

@@ -216,6 +216,7 @@ def test_listing_a_file_read_whole_is_a_repeat_answered_from_the_evidence(ws: Wo
     task = "List the lines of notes.txt."
     read, listing = call_text("read_file", path="notes.txt"), call_text("list_dir", path="notes.txt")
     agent, fake = _agent(ws, [read, listing, "It holds one line: Launch code: 4821."])
+    agent.config.answer_when_covered = False  # else the read alone answers the question
     r = agent.run(task)
     assert r.answer == "It holds one line: Launch code: 4821." and len(fake.requests) == 3
     assert [m.role for m in fake.requests[-1]] == ["system", "user"]  # the evidence prompt, not the listing's error
@@ -1008,7 +1009,7 @@ def test_an_answer_that_denies_nothing_after_finding_nothing_says_so() -> None:
 def test_a_model_that_writes_the_task_back_twice_is_answered_with_the_findings(ws: Workspace) -> None:
     task = "can you give me the launch code in notes.txt?"
     agent, _ = _agent(ws, [call_text("read_file", path="notes.txt"), task, task, task])
-    agent.config.answer_once_read = False
+    agent.config.answer_once_read = agent.config.answer_when_covered = False
     r = agent.run(task)
     assert r.stop_reason is StopReason.ANSWERED
     assert r.answer.startswith("What was found:") and "Launch code: 4821" in r.answer
@@ -1076,3 +1077,35 @@ def test_an_answer_naming_some_of_the_functions_read_gets_them_all() -> None:
     assert policy.finished_answer("Yes, you can.", every, msgs) == "Yes, you can. (the functions in app/utils.py: gcd, lcm)"
     assert policy.finished_answer("1", "What does gcd in app/utils.py return?", msgs) == "1"  # a return, not a list
     assert policy.asks_only("ops has the backup host in one of its files - I need that value.")
+
+
+def test_no_tool_fits_when_the_best_fit_is_low_and_no_word_is_shared() -> None:
+    weather = {"type": "function", "function": {"name": "get_weather", "description": "Current weather for a city.", "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}}
+    floor = (6.0, -2.0)
+    assert policy.no_tool_fits("Book a table for 4 at Luigi's.", [weather], [2.0], floor)
+    assert not policy.no_tool_fits("Book a table for 4 at Luigi's.", [weather], [6.5], floor)
+    assert not policy.no_tool_fits("What is the weather in Lima?", [weather], [2.0], floor)  # shares "weather"
+    assert policy.no_tool_fits("What is the weather in Lima?", [weather], [-2.5], floor)  # below the floor whatever it shares
+    assert policy.no_tool_fits("anything", [], [], floor)
+
+
+def test_covered_when_every_part_and_path_is_named_by_an_answered_call() -> None:
+    def history(task: str, *calls: tuple[str, dict[str, object], str]) -> list[Message]:
+        msgs = [Message("user", task)]
+        for i, (name, args, result) in enumerate(calls):
+            msgs += [Message("assistant", "", tool_calls=[ToolCall(f"c{i}", name, args)]), Message("tool", result, tool_call_id=f"c{i}", name=name)]
+        return msgs
+
+    w = ("get_weather", {"city": "Budapest"}, '{"temperature": 1}')
+    assert policy.covered("What's the weather in Budapest?", history("What's the weather in Budapest?", w))
+    assert not policy.covered("Weather in Budapest and Oslo?", history("Weather in Budapest and Oslo?", w))  # Oslo left
+    assert not policy.covered("What's the weather in Budapest?", history("What's the weather in Budapest?", (*w[:2], "error (timeout): x")))
+    assert not policy.covered("Set the weather in Budapest.", history("Set the weather in Budapest.", w))  # not a question
+    read = ("read_file", {"path": "setup.cfg"}, "version = 1.2\n")
+    assert policy.covered("Which version does setup.cfg set?", history("Which version does setup.cfg set?", read))
+    cut = ("read_file", {"path": "setup.cfg"}, "a\n[... more lines follow; call read_file with offset=200 to read more]")
+    assert not policy.covered("Which version does setup.cfg set?", history("Which version does setup.cfg set?", cut))
+    assert not policy.covered("Is setup.cfg like b.cfg?", history("Is setup.cfg like b.cfg?", read))  # b.cfg unread
+    hits = ("search", {"pattern": "version"}, "setup.cfg:2: version = 1.2")
+    assert not policy.covered("Which file sets the version?", history("Which file sets the version?", hits))  # hits point further
+    assert not policy.covered("What is 2 plus 3?", history("What is 2 plus 3?", ("add", {"a": 2, "b": 3}, "5")))  # worked out

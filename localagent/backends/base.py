@@ -31,6 +31,7 @@ class StepInfo(BaseModel):
     # The decoder's (Generation's fields of the same names):
     decision: Decision | None = None
     call_mass: float | None = None
+    relevance: float | None = None
     grammar_rejections: int | None = None
     forced_tokens: int | None = None
     forced_dropped: int | None = None
@@ -78,6 +79,7 @@ class Generation:
     constraint_error: bool = False  # the constraint could not be built or applied: failed closed
     decision: Decision | None = None  # call or prose, decided at the first token (None: not there)
     call_mass: float | None = None  # the probability of a structured start at that token
+    relevance: float | None = None  # the best offered tool's fit to the request (tool_relevance), at a first turn
     grammar_rejections: int | None = None  # sampled tokens the constraint refused (None: no constraint)
     forced_tokens: int | None = None  # tokens jump-forward inserted without sampling
     forced_dropped: int | None = None  # inserted tokens the plain path would not have chosen
@@ -210,4 +212,10 @@ class Backend(Protocol):
     ) -> Generation:
         """One assistant turn. Never raises for model-side failures: it
         returns ``finish_reason='error'`` with ``error`` set instead."""
+        ...
+
+    def tool_relevance(self, request: str, tools: list[dict[str, Any]]) -> list[float] | None:
+        """How well each tool fits ``request`` by the model's own scoring (pointwise mutual
+        information of the tool's line given the request); None where the backend cannot
+        score text (a server): the first-turn gate is then not applied."""
         ...

@@ -37,6 +37,7 @@ class FakeBackend:
     requests: list[list[Message]] = field(default_factory=list)  # a snapshot per call
     options: list[GenerateOptions] = field(default_factory=list)  # what each call was asked under (the grammar, ...)
     tools_seen: list[list[dict[str, Any]]] = field(default_factory=list)  # the tool list each prompt showed
+    relevance: list[float] | None = None  # what tool_relevance answers for every request
     _cached: list[str] = field(default_factory=list)
 
     @classmethod
@@ -61,6 +62,9 @@ class FakeBackend:
 
     def prompt_tokens(self, messages: list[Message], tools: list[dict[str, Any]]) -> int:
         return len(self._render(messages, tools))
+
+    def tool_relevance(self, request: str, tools: list[dict[str, Any]]) -> list[float] | None:
+        return None if self.relevance is None else self.relevance[: len(tools)]
 
     def generate(
         self, messages: list[Message], tools: list[dict[str, Any]], options: GenerateOptions

@@ -139,6 +139,17 @@ def make_drafter() -> Drafter:
 # A prompt evaluation of at least this many tokens shows a progress bar (on a terminal).
 PREFILL_BAR_TOKENS = 256
 
+# How a tool's fit to a request is scored (tool_relevance): the tool's line after this lead,
+# with this system turn, against the same after a request that asks for nothing.
+RELEVANCE_SYSTEM = "You choose the function that does what the user asks."
+RELEVANCE_LEAD = "The function that does this is"
+RELEVANCE_NEUTRAL = "Hello."
+
+
+def tool_line(tool: dict[str, Any]) -> str:
+    f = tool.get("function", tool)
+    return f" {f['name']}: {f.get('description', '')}"
+
 
 class LlamaBackend:
     """A loaded GGUF model with its chat template and a warm KV cache."""
@@ -191,6 +202,7 @@ class LlamaBackend:
         self._eos = self._piece(self.llm.token_eos())
         self._llg: Any = None  # the llguidance tokenizer, built at its first use
         self._llg_starts: dict[str, Any] = {}  # Lark grammar -> an llguidance matcher at its start
+        self._relevance_base: dict[tuple[int, ...], float] = {}  # a tool line's log-probability after RELEVANCE_NEUTRAL
         self.eog_ids = {i for i in range(self.n_vocab) if llama_cpp.llama_vocab_is_eog(self._vocab, i)}
         model: LogitsModel = self  # the backend is the decoder's model (mypy checks it here)
         # A proxy, so that backend and decoder make no cycle: the model is freed with the backend.
@@ -338,6 +350,33 @@ class LlamaBackend:
         """The logits after the last token evaluated (a view: valid until the next eval)."""
         ptr = llama_cpp.llama_get_logits_ith(self.llm.ctx, -1)
         return np.ctypeslib.as_array(ptr, shape=(self.n_vocab,))
+
+    # -- relevance ---------------------------------------------------------------
+
+    def tool_relevance(self, request: str, tools: list[dict[str, Any]]) -> list[float]:
+        """For each tool, how much more likely the model finds its "name: description" after
+        ``request`` than after a request that asks for nothing: pointwise mutual information,
+        summed over the tool's tokens (``evals/relevance_probe.py``). Low for every tool: no
+        offered tool does what is asked. The KV cache is left holding the scoring prompt."""
+        out = []
+        for t in tools:
+            tail = self.tokenize(tool_line(t))
+            base = self._relevance_base.get(tuple(tail))
+            if base is None:
+                base = self._relevance_base[tuple(tail)] = self._continuation_logprob(RELEVANCE_NEUTRAL, tail)
+            out.append(self._continuation_logprob(request, tail) - base)
+        return out
+
+    def _continuation_logprob(self, request: str, tail: list[int]) -> float:
+        """log P(``tail`` | the scoring prompt for ``request``), under the model."""
+        head = [Message("system", RELEVANCE_SYSTEM), Message("user", request)]
+        prompt = self.tokenize(self.render(head, []) + RELEVANCE_LEAD)
+        if self._add_bos:
+            prompt = [self.llm.token_bos()] + prompt
+        self.prefill(prompt)
+        rows = [self.logits().astype(np.float64)] + [r.astype(np.float64) for r in self.eval_rows(tail[:-1])]
+        self.rewind(len(tail) - 1)  # the next tool reuses the prompt
+        return float(sum(row[t] - np.logaddexp.reduce(row) for row, t in zip(rows, tail)))
 
     # -- generation -------------------------------------------------------------
 

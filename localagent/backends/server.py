@@ -359,6 +359,9 @@ class ServerBackend:
                 body["parallel_tool_calls"] = False
         return body
 
+    def tool_relevance(self, request: str, tools: list[dict[str, Any]]) -> list[float] | None:
+        return None  # scoring a given text is not in the chat API: the first-turn gate is not applied
+
     def generate(self, messages: list[Message], tools: list[dict[str, Any]], options: GenerateOptions) -> Generation:
         t0 = time.monotonic()
         shown: list[str] = []  # what on_text was given, over every try

@@ -27,7 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from ..backends.base import Backend, Generation, GenerateOptions
 from .. import policy
-from ..decoding import decoding_options, first_token_threshold, several_calls
+from ..decoding import decoding_options, first_token_threshold, no_tool_fits, several_calls
 from ..errors import ConfigError, ConstraintError
 from ..formats import CALL_OPEN, ParsedCall, parse, render_call
 from ..constraint.grammar import Engine, ToolChoice, build_constraint
@@ -362,6 +362,7 @@ class CaseResult:
     lenient_errors: list[str] = field(default_factory=list)  # those that break their tool's schema
     decision: str | None = None  # the decoder's first-token decision (call or prose), when it made one
     call_mass: float | None = None  # the model's probability of a call at the first token, with that decision
+    relevance: float | None = None  # the best tool's fit to the request, where the first-turn gate scored it
     more_masses: list[float] | None = None  # after each call: the probability of another (MoreCalls)
     repeated: bool = False  # the turn only repeated answered calls and was asked again (answer_on_repeat)
     finish_reason: str = "stop"
@@ -385,6 +386,7 @@ class CaseResult:
             "lenient_errors": self.lenient_errors,
             "decision": self.decision,
             "call_mass": self.call_mass,
+            "relevance": self.relevance,
             "more_masses": self.more_masses,
             "repeated": self.repeated,
             "text": self.text,
@@ -495,6 +497,7 @@ def score_turn(case: Case, gen: Generation) -> CaseResult:
         lenient_errors=schema_errors(case, lenient),
         decision=gen.decision,
         call_mass=gen.call_mass,
+        relevance=gen.relevance,
         more_masses=gen.more_masses,
         repeated=gen.repeat_guard is not None,
         finish_reason=gen.finish_reason,
@@ -531,6 +534,7 @@ class EvalReport:
     expects_call: dict[str, bool] = field(default_factory=dict)  # case id -> a call was expected
     call_threshold: float | None = AgentConfig.call_threshold
     more_calls: tuple[float, float] | None = None  # the MoreCalls probabilities (None: greedy)
+    relevance_floor: tuple[float, float] | None = None  # the first-turn gate's (None: off)
 
     def to_dict(self) -> dict[str, Any]:
         """The summary and every result, as ``--json`` prints it."""
@@ -547,6 +551,7 @@ class EvalReport:
             "tool_choice": self.tool_choice if self.mode == "constrained" else None,
             "call_threshold": self.call_threshold if self.mode == "constrained" else None,
             "more_calls": list(self.more_calls) if self.more_calls and self.mode == "constrained" and self.parallel else None,
+            "relevance_floor": list(self.relevance_floor) if self.relevance_floor and self.mode == "constrained" else None,
             "repeats_answered_again": sum(r.repeated for r in rs),
             "cases": n,
             "right": sum(r.right for r in rs),
@@ -672,6 +677,7 @@ def eval_config(
     more_calls: tuple[float, float] | None = AgentConfig.more_calls,
     parts_named: bool = AgentConfig.parts_named,
     part_tools: bool = AgentConfig.part_tools,
+    relevance_floor: tuple[float, float] | None = AgentConfig.relevance_floor,
 ) -> AgentConfig:
     """The agent settings a case is asked with: greedy, seed 0, everything else (jump-forward
     included) as ``run`` has it. ``parallel`` allows up to eight calls a turn under the grammar;
@@ -680,24 +686,56 @@ def eval_config(
     return AgentConfig(
         max_tokens=max_tokens, temperature=0.0, seed=0, constrained=mode == "constrained", engine=engine,
         tool_choice=tool_choice, parallel_calls=parallel, reason=reason, call_threshold=call_threshold,
-        more_calls=more_calls, parts_named=parts_named, part_tools=part_tools,
+        more_calls=more_calls, parts_named=parts_named, part_tools=part_tools, relevance_floor=relevance_floor,
     )
 
 
-def generate_options(case: Case, config: AgentConfig) -> GenerateOptions:
+def generate_options(case: Case, config: AgentConfig, *, no_tool: bool = False) -> GenerateOptions:
     """How a case is asked, as the agent loop would ask it under ``config``: constrained,
     under the grammar of the case's tools, with call or prose decided at the first token
-    for tool choice auto; unconstrained, free text."""
+    for tool choice auto (prose where ``no_tool``: the first-turn gate found no tool fits);
+    unconstrained, free text."""
     if not config.constrained:
         return decoding_options(config, None, threshold=None, choice=None)
     # The same grammar for every case (up to eight calls, or one): allowing
     # several only where several are expected would tell the model the answer.
-    choice = ToolChoice.parse(config.tool_choice)
+    choice = ToolChoice("none") if no_tool else ToolChoice.parse(config.tool_choice)
     c = build_constraint(case.tools, choice, engine=config.engine, parallel=several_calls(config), reason=config.reason)
     history = case.history()
     request = last_user_text(history)
     plan = policy.call_plan(request, history, case.tools)
     return decoding_options(config, c, threshold=first_token_threshold(config, choice), choice=choice, plan=plan)
+
+
+def answer_due(case: Case, config: AgentConfig) -> bool:
+    """As ``run`` does (``AgentConfig.answer_when_covered``): whether the results the case's
+    history holds already answer its question (``policy.covered``)."""
+    history = case.history()
+    return config.answer_when_covered and config.constrained and policy.covered(last_user_text(history), history)
+
+
+def first_turn_gate(backend: Backend, case: Case, config: AgentConfig) -> tuple[bool, float | None]:
+    """As ``run`` does at its first step: whether no offered tool fits the case's request
+    (``decoding.no_tool_fits``), for a case that is a first turn asked under tool choice auto."""
+    history = case.history()
+    first = all(m.role in ("system", "user") for m in history) and bool(history) and history[-1].role == "user"
+    if not (first and config.constrained and first_token_threshold(config, ToolChoice.parse(config.tool_choice)) is not None):
+        return False, None
+    return no_tool_fits(backend, last_user_text(history), case.tools, config)
+
+
+def answer_from_evidence(case: Case, backend: Backend, config: AgentConfig) -> Generation:
+    """The case's turn as prose written from the evidence (``policy.answer_prompt``), with no
+    call allowed, as ``run`` writes an answer that is due."""
+    history = case.history()
+    request = last_user_text(history)
+    msgs = [m for m in history[:1] if m.role == "system"] + [Message("user", policy.answer_prompt(request, history))]
+    shown = [] if config.evidence_without_tools else case.tools
+    none = ToolChoice("none")
+    c = build_constraint(case.tools, none, engine=config.engine, parallel=False)
+    gen = backend.generate(msgs, shown, decoding_options(config, c, threshold=None, choice=none))
+    gen.decision = "prose"
+    return gen
 
 
 def answer_on_repeat(case: Case, gen: Generation, backend: Backend, config: AgentConfig) -> Generation:
@@ -709,12 +747,7 @@ def answer_on_repeat(case: Case, gen: Generation, backend: Backend, config: Agen
     answered = policy.answered(history)
     if not (config.repeat_guard and config.constrained and calls and all(canonical(c.name, c.arguments) in answered for c in calls)):
         return gen
-    request = last_user_text(history)
-    msgs = [m for m in history[:1] if m.role == "system"] + [Message("user", policy.answer_prompt(request, history))]
-    shown = [] if config.evidence_without_tools else case.tools
-    none = ToolChoice("none")
-    c = build_constraint(case.tools, none, engine=config.engine, parallel=False)
-    retry = backend.generate(msgs, shown, decoding_options(config, c, threshold=None, choice=none))
+    retry = answer_from_evidence(case, backend, config)
     retry.repeat_guard = [canonical(c.name, c.arguments) for c in calls]
     retry.prompt_tokens += gen.prompt_tokens
     retry.prompt_tokens_evaluated += gen.prompt_tokens_evaluated
@@ -736,29 +769,38 @@ def run_eval(
     tool_choice: str = "auto",
     call_threshold: float | None = AgentConfig.call_threshold,
     more_calls: tuple[float, float] | None = AgentConfig.more_calls,
+    relevance_floor: tuple[float, float] | None = AgentConfig.relevance_floor,
     on_result: Callable[[int, CaseResult], None] | None = None,
 ) -> EvalReport:
     """Ask ``backend`` for the first turn of every case and judge it, with the settings
     of ``eval_config``; ``parallel`` False allows one call per turn (what ``run`` does)."""
     config = eval_config(
         mode, max_tokens=max_tokens, parallel=parallel, reason=reason, engine=engine,
-        tool_choice=tool_choice, call_threshold=call_threshold, more_calls=more_calls,
+        tool_choice=tool_choice, call_threshold=call_threshold, more_calls=more_calls, relevance_floor=relevance_floor,
     )
     t0 = time.monotonic()
     results = []
     for i, case in enumerate(cases):
+        none, relevance = first_turn_gate(backend, case, config)
         try:
-            options = generate_options(case, config)
+            options = generate_options(case, config, no_tool=none)
         except ConstraintError as e:
             raise ConstraintError(f"case '{case.id}': {e}") from None
-        gen = answer_on_repeat(case, backend.generate(case.history(), case.tools, options), backend, config)
+        if answer_due(case, config):
+            gen = answer_from_evidence(case, backend, config)
+        else:
+            shown = [] if none and config.evidence_without_tools else case.tools  # as run shows it
+            gen = answer_on_repeat(case, backend.generate(case.history(), shown, options), backend, config)
+        gen.relevance = relevance
+        if none:
+            gen.decision = "prose"  # decided before the first token, by the gate
         r = score_turn(case, gen)
         results.append(r)
         if on_result:
             on_result(i, r)
     return EvalReport(
         backend.name, mode, parallel, results, time.monotonic() - t0, tool_choice,
-        {c.id: bool(c.expected) for c in cases}, call_threshold, more_calls,
+        {c.id: bool(c.expected) for c in cases}, call_threshold, more_calls, relevance_floor,
     )
 
 
@@ -775,7 +817,7 @@ def rescore(saved: dict[str, Any], cases: list[Case]) -> EvalReport:
         gen = Generation(
             r["text"], r.get("finish_reason", "stop"), r.get("prompt_tokens", 0), r.get("prompt_tokens_evaluated", 0),
             r.get("completion_tokens", 0), r.get("seconds", 0.0),
-            decision=r.get("decision"), call_mass=r.get("call_mass"), more_masses=r.get("more_masses"),
+            decision=r.get("decision"), call_mass=r.get("call_mass"), relevance=r.get("relevance"), more_masses=r.get("more_masses"),
             repeat_guard=["?"] if r.get("repeated") else None,
         )
         results.append(score_turn(case, gen))
@@ -784,6 +826,7 @@ def rescore(saved: dict[str, Any], cases: list[Case]) -> EvalReport:
         saved.get("model", "?"), saved.get("mode", "constrained"), True if parallel is None else bool(parallel),
         results, float(saved.get("seconds", 0.0)), saved.get("tool_choice") or "auto",
         {r.id: bool(by_id[r.id].expected) for r in results}, saved.get("call_threshold", AgentConfig.call_threshold),
+        tuple(m) if (m := saved.get("more_calls")) else None, tuple(f) if (f := saved.get("relevance_floor")) else None,
     )
 
 

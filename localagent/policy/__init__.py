@@ -32,6 +32,7 @@ from .calls import (
     calls_implied,
     calls_implied_now,
     next_tool,
+    no_tool_fits,
     part_tool,
     parts_left,
     request_parts,
@@ -62,6 +63,7 @@ from .looks import (
     Repeat,
     answers_once_read,
     counted_files,
+    covered,
     finds_first,
     found_by_search,
     hits_to_read,
@@ -86,9 +88,9 @@ __all__ = [
     "appends", "asks_only", "asks_which_file", "computes", "task_words", "wants_change",
     # calls
     "MAX_CALLS", "STRUCTURED_STARTS", "CallPlan", "answered", "call_plan", "call_results", "calls_implied",
-    "calls_implied_now", "next_tool", "part_tool", "parts_left", "request_parts", "tool_match",
+    "calls_implied_now", "next_tool", "no_tool_fits", "part_tool", "parts_left", "request_parts", "tool_match",
     # looks
-    "PATH_ERRORS", "WORKSPACE_TOOLS", "Repeat", "answers_once_read", "counted_files", "finds_first", "found_by_search",
+    "PATH_ERRORS", "WORKSPACE_TOOLS", "Repeat", "answers_once_read", "counted_files", "covered", "finds_first", "found_by_search",
     "hits_to_read", "manifests_to_read", "means_the_same", "missing_named", "must_look", "named_files", "on_repeat", "read_whole", "rereads",
     "search_again", "search_hits", "search_words", "searches_first", "unread_named",
     # edits

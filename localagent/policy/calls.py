@@ -92,6 +92,15 @@ def tool_match(request: str, tools: list[dict[str, Any]]) -> int:
     return max((len(asked & _tool_stems(t)) for t in tools), default=0)
 
 
+def no_tool_fits(request: str, tools: list[dict[str, Any]], relevance: list[float], floor: tuple[float, float]) -> bool:
+    """Whether no offered tool does what ``request`` asks, so the first turn answers in prose:
+    the best tool's fit (``Backend.tool_relevance``) is below ``floor[0]`` and the request
+    shares no content word with any tool (``tool_match``), or below ``floor[1]`` whatever it
+    shares. The call mass could not tell ("the capital of Austria" with get_time: 0.9)."""
+    best = max(relevance, default=float("-inf"))
+    return best < floor[1] or (best < floor[0] and tool_match(request, tools) == 0)
+
+
 def _tool_stems(tool: dict[str, Any]) -> set[str]:
     f = tool.get("function", tool)
     params = " ".join((f.get("parameters") or {}).get("properties", {}))

@@ -15,7 +15,7 @@ from ..errors import ErrorKind
 from ..messages import Message, ToolCall
 from ..tools.builtin import CONFIG_SUFFIXES
 from ..tools.workspace import PATH_SHAPED, Workspace, path_words
-from .calls import call_results
+from .calls import call_results, parts_left, request_parts
 from .wording import asks_only, asks_which_file, computes, task_words, wants_change
 
 
@@ -179,6 +179,27 @@ def answers_once_read(task: str, workspace: Workspace | None, whole: set[str], t
         return False
     files = named_files(task, workspace)  # walks the tree: only for a question that may need it
     return bool(files) and all(p in whole for p in files)
+
+
+# Results that point to what to look at next (hits, names), not the answer itself; a read
+# that stopped before the end (the rest may hold the answer).
+_POINTERS = frozenset({"search", "find_files", "list_dir"})
+_CUT = re.compile(r"\[\.\.\. more lines follow")
+_PATH_LIKE = re.compile(r"[\w./-]*\w\.[A-Za-z]\w{0,5}|[\w.-]+/[\w./-]+")  # b.cfg, config/app.ini, src/
+
+
+def covered(task: str, history: list[Message]) -> bool:
+    """Whether a question is answered now, whatever tools are offered: every part of it and
+    every path it names is named by a call whose result the history holds ("the weather in
+    Budapest" after get_weather(Budapest)), none of them a look that points further (a
+    search's hits), and nothing is to be worked out. Left to go on, the 0.5B model called
+    the same tool again (12 of 16 such dev cases) or listed the file it had just read."""
+    done = [c for c, r in call_results(history) if not r.startswith("error (") and not _CUT.search(r)]
+    if not done or not asks_only(task) or computes(task) or any(c.name in _POINTERS for c in done):
+        return False
+    values = {str(v) for c in done for v in c.arguments.values()}
+    paths = [w for w in path_words(task) if _PATH_LIKE.fullmatch(w)]
+    return all(p in values for p in paths) and parts_left(request_parts(task), [c.arguments for c in done]) == 0
 
 
 def named_files(task: str, workspace: Workspace | None) -> list[str]:
