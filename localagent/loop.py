@@ -489,8 +489,11 @@ class Agent:
             self._answer_now(s, t0)
             return
         turn = self._turn_choice(s)
+        msgs = s.msgs
+        if turn.no_tool and (worked := policy.worked_out_prompt(s.task)):
+            msgs = _system_turn(s.msgs) + [Message("user", worked)]  # the value worked out, not guessed
         # Shown the tools with none allowed, the 0.5B model wrote "Here is the JSON response for read_file".
-        gen = self._ask(s, s.msgs, turn, t0, tools_shown=not turn.no_tool or self._tools_in_answer())
+        gen = self._ask(s, msgs, turn, t0, tools_shown=not turn.no_tool or self._tools_in_answer())
         if gen is None:
             return
         calls, errors, content = self._calls(gen, s.step)

@@ -709,3 +709,10 @@ def test_a_question_the_result_answers_is_answered_from_the_evidence_as_run_does
     d = run_eval(fake, [_after_result([r"\b17\b"])], "constrained").to_dict()
     assert d["right"] == 1 and d["results"][0]["decision"] == "prose" and len(fake.requests) == 1
     assert fake.tools_seen[0] == [] and "17" in fake.requests[0][-1].content
+
+
+def test_a_no_tool_case_that_works_something_out_is_given_its_value_as_run_does() -> None:
+    c = Case("n", "no_tool", [{"role": "user", "content": "What is 36 plus 79?"}], [WEATHER], [], expected_answer=[r"\b115\b"])
+    fake = FakeBackend.scripted(["It is 105."], relevance=[-3.0])
+    d = run_eval(fake, [c]).to_dict()
+    assert "36 + 79 = 115" in fake.requests[0][-1].content and d["right"] == 1  # the value added to the answer

@@ -1109,3 +1109,14 @@ def test_covered_when_every_part_and_path_is_named_by_an_answered_call() -> None
     hits = ("search", {"pattern": "version"}, "setup.cfg:2: version = 1.2")
     assert not policy.covered("Which file sets the version?", history("Which file sets the version?", hits))  # hits point further
     assert not policy.covered("What is 2 plus 3?", history("What is 2 plus 3?", ("add", {"a": 2, "b": 3}, "5")))  # worked out
+
+
+def test_a_question_no_tool_fits_is_given_the_value_it_works_out() -> None:
+    assert policy.worked_out('Spell the word "pyramid" backwards.') == ("'pyramid'[::-1]", "dimaryp")
+    assert policy.worked_out("What is 36 plus 79?") == ("36 + 79", "115")
+    assert policy.worked_out('Rewrite "How much does it cost" all in upper case.') == ("'How much does it cost'.upper()", "HOW MUCH DOES IT COST")
+    assert policy.worked_out("How many fruits: kiwi, pear?") is None  # names no operation it can work out
+    assert policy.worked_out('Put "ab" in upper case and spell it backwards.') is None  # two: not one to give
+    assert policy.with_worked_out('"necessary" backwards is "necessary".', 'Spell "necessary" backwards.').endswith("('necessary'[::-1] = yrassecen)")
+    assert policy.with_worked_out("It is 115.", "What is 36 plus 79?") == "It is 115."
+    assert "115" in (policy.worked_out_prompt("What is 36 plus 79?") or "") and policy.worked_out_prompt("Hello") is None

@@ -707,6 +707,18 @@ def generate_options(case: Case, config: AgentConfig, *, no_tool: bool = False) 
     return decoding_options(config, c, threshold=first_token_threshold(config, choice), choice=choice, plan=plan)
 
 
+def answer_no_tool(case: Case, backend: Backend, config: AgentConfig, options: GenerateOptions) -> Generation:
+    """As ``run`` writes a first turn no offered tool fits: prose, with no tool list shown
+    (``evidence_without_tools``), given the value a question works out (``policy.worked_out``)."""
+    history = case.history()
+    request = last_user_text(history)
+    if worked := policy.worked_out_prompt(request):
+        history = [m for m in history[:1] if m.role == "system"] + [Message("user", worked)]
+    gen = backend.generate(history, [] if config.evidence_without_tools else case.tools, options)
+    gen.text = policy.with_worked_out(gen.text, request)
+    return gen
+
+
 def answer_due(case: Case, config: AgentConfig) -> bool:
     """As ``run`` does (``AgentConfig.answer_when_covered``): whether the results the case's
     history holds already answer its question (``policy.covered``)."""
@@ -788,9 +800,10 @@ def run_eval(
             raise ConstraintError(f"case '{case.id}': {e}") from None
         if answer_due(case, config):
             gen = answer_from_evidence(case, backend, config)
+        elif none:
+            gen = answer_no_tool(case, backend, config, options)
         else:
-            shown = [] if none and config.evidence_without_tools else case.tools  # as run shows it
-            gen = answer_on_repeat(case, backend.generate(case.history(), shown, options), backend, config)
+            gen = answer_on_repeat(case, backend.generate(case.history(), case.tools, options), backend, config)
         gen.relevance = relevance
         if none:
             gen.decision = "prose"  # decided before the first token, by the gate

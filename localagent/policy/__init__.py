@@ -21,6 +21,9 @@ from .answers import (
     with_found_files,
     with_return_read,
     with_value_read,
+    with_worked_out,
+    worked_out,
+    worked_out_prompt,
 )
 from .calls import (
     MAX_CALLS,
@@ -99,5 +102,5 @@ __all__ = [
     # answers
     "Evidence", "answer_prompt", "calculated", "change_report", "echoes_task", "evidence", "expressions",
     "finished_answer", "returned", "unsupported", "what_was_found", "with_calculation", "with_found_files",
-    "with_return_read", "with_value_read",
+    "with_return_read", "with_value_read", "with_worked_out", "worked_out", "worked_out_prompt",
 ]

@@ -12,6 +12,8 @@ from rapidfuzz import fuzz
 from ..errors import ErrorKind
 from ..messages import Message, ToolCall, ToolResult
 from ..prompt import load_prompt
+from ..tools.calculate import evaluate
+from ..tools.workspace import WorkspaceError
 from .calls import call_results
 from .looks import search_hits
 from .wording import _OPERATIONS, _QUOTE, _QUOTED, asks_only, asks_which_file, computes, task_words, wants_change
@@ -142,7 +144,9 @@ def finished_answer(answer: str, task: str, history: list[Message]) -> str:
     or, when every look found nothing and the answer denies nothing, that finding."""
     found = evidence(history)
     answer = with_found_files(with_calculation(answer, found), task, history)
-    if not asks_only(task) or not found:
+    if not found:
+        return with_worked_out(answer, task)
+    if not asks_only(task):
         return answer
     misses = [e.result.content.split(": ", 1)[-1] if e.result.content.startswith("error (") else e.result.content.splitlines()[0]
               for e in found if e.result.content.startswith(f"error ({ErrorKind.NOT_FOUND})") or _NEGATIVE.match(e.result.content)]
@@ -255,10 +259,43 @@ def expressions(task: str, history: list[Message], limit: int = 6) -> list[str]:
     quoted = [next(g for g in m.groups() if g) for m in _QUOTED.finditer(task)]
     if quoted:
         ops["reverse"], ops["length"] = [f"{q!r}[::-1]" for q in quoted], [f"len({q!r})" for q in quoted]
+        ops["upper"], ops["lower"] = [f"{q!r}.upper()" for q in quoted], [f"{q!r}.lower()" for q in quoted]
     # The operation the question names, when it names exactly one: given the choice, the
     # 0.5B model summed for "which is larger" and took the length for "backwards".
     named = [op for op, rx in _OPERATIONS.items() if op in ops and rx.search(task)]
     return ops[named[0]] if len(named) == 1 else [e for es in ops.values() for e in es]
+
+
+def worked_out(task: str) -> tuple[str, str] | None:
+    """The one expression a question that asks for something worked out names over its own
+    numbers or quoted text ("What is 36 plus 79?": 36 + 79), with its exact value; None where
+    it names none, or several. For a question no offered tool fits: asked to spell
+    "necessary" backwards, the 0.5B model wrote "necessary"."""
+    exprs = expressions(task, []) if computes(task) else []
+    if len(exprs) != 1:
+        return None
+    try:
+        value = evaluate(exprs[0])
+    except WorkspaceError:
+        return None
+    return exprs[0], str(value)
+
+
+def with_worked_out(answer: str, task: str) -> str:
+    """An answer that leaves out the value its question works out (``worked_out``), with it added."""
+    done = worked_out(task)
+    if done is None or done[1] in answer:
+        return answer
+    return f"{answer} ({done[0]} = {done[1]})" if answer else done[1]
+
+
+def worked_out_prompt(task: str) -> str | None:
+    """The user turn that asks for the answer to ``task`` with its value worked out
+    (``worked_out``); None where there is none."""
+    done = worked_out(task)
+    if done is None:
+        return None
+    return load_prompt("answer_worked_out").strip().format(task=task, expression=done[0], value=done[1])
 
 
 _TOLD = re.compile(r"\b(what|which|who|where|when|why|how|tell|say|report|show|let me know|explain|confirm|list)\b", re.IGNORECASE)

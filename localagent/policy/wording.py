@@ -192,6 +192,8 @@ _OPERATIONS = {
         r"|\bright to left\b|\bback to front\b|\bend to (start|beginning)\b|\bread (it )?from the end\b(?! of)", re.IGNORECASE
     ),
     "length": re.compile(r"\bhow many (letters|characters)\b|\blength\b", re.IGNORECASE),
+    "upper": re.compile(r"\b(capital letters|in capitals|upper[- ]?case|all caps|in caps)\b", re.IGNORECASE),
+    "lower": re.compile(r"\b(lower[- ]?case|small letters)\b", re.IGNORECASE),
 }
 
 
