@@ -715,4 +715,12 @@ def test_a_no_tool_case_that_works_something_out_is_given_its_value_as_run_does(
     c = Case("n", "no_tool", [{"role": "user", "content": "What is 36 plus 79?"}], [WEATHER], [], expected_answer=[r"\b115\b"])
     fake = FakeBackend.scripted(["It is 105."], relevance=[-3.0])
     d = run_eval(fake, [c]).to_dict()
-    assert "36 + 79 = 115" in fake.requests[0][-1].content and d["right"] == 1  # the value added to the answer
+    assert "36 + 79 = 115" in fake.requests[0][-1].content and d["results"][0]["text"] == "115"  # in place of a wrong answer
+    # The model's own prose (no gate) is completed the same way, as run completes any answer.
+    assert run_eval(FakeBackend.scripted(["It is 105."]), [c]).to_dict()["results"][0]["text"] == "115"
+
+
+def test_an_answer_from_the_evidence_is_completed_as_run_completes_it() -> None:
+    fake = FakeBackend.scripted(["It is sunny in Paris."])
+    d = run_eval(fake, [_after_result([r"\b17\b"])]).to_dict()
+    assert d["right"] == 1 and d["results"][0]["text"] == "It is sunny in Paris. (temperature: 17)"

@@ -677,4 +677,4 @@ def test_a_question_a_result_already_answers_is_answered_from_it(tmp_path: Path)
 def test_a_question_no_tool_fits_is_asked_with_the_value_it_works_out(tmp_path: Path) -> None:
     result, _, fake = run(tmp_path, ['"pyramid" backwards is "pyramid".'], task='Spell the word "pyramid" backwards.', backend={"relevance": [-3.0]})
     assert "Worked out exactly: 'pyramid'[::-1] = dimaryp" in fake.requests[0][-1].content
-    assert result.answer.endswith("('pyramid'[::-1] = dimaryp)")  # left out, so added
+    assert result.answer == "dimaryp"  # left out, so given in its place

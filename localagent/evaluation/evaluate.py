@@ -714,9 +714,18 @@ def answer_no_tool(case: Case, backend: Backend, config: AgentConfig, options: G
     request = last_user_text(history)
     if worked := policy.worked_out_prompt(request):
         history = [m for m in history[:1] if m.role == "system"] + [Message("user", worked)]
-    gen = backend.generate(history, [] if config.evidence_without_tools else case.tools, options)
-    gen.text = policy.with_worked_out(gen.text, request)
-    return gen
+    return backend.generate(history, [] if config.evidence_without_tools else case.tools, options)
+
+
+def finished(case: Case, gen: Generation, config: AgentConfig) -> str:
+    """A prose turn completed as ``run`` completes an answer (``policy.finished_answer``:
+    what it leaves out of the evidence added, the value its question works out); any
+    other turn as it stands."""
+    parsed = parse(gen.text)
+    if not (config.constrained and config.answer_from_evidence) or parsed.calls or parsed.errors or gen.finish_reason != "stop":
+        return gen.text
+    history = case.history()
+    return policy.finished_answer(parsed.content.strip(), last_user_text(history), history)
 
 
 def answer_due(case: Case, config: AgentConfig) -> bool:
@@ -807,6 +816,7 @@ def run_eval(
         gen.relevance = relevance
         if none:
             gen.decision = "prose"  # decided before the first token, by the gate
+        gen.text = finished(case, gen, config)
         r = score_turn(case, gen)
         results.append(r)
         if on_result:

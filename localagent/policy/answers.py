@@ -3,6 +3,7 @@ out; the expressions a calculation is offered; what a change did."""
 
 from __future__ import annotations
 
+import json
 import posixpath
 import re
 from dataclasses import dataclass
@@ -153,7 +154,29 @@ def finished_answer(answer: str, task: str, history: list[Message]) -> str:
     if len(misses) == len(found) and not _DENIES.search(answer):
         # Shown only "no files named like 'roadmap.md'", the 0.5B model answered "docs/roadmap.md".
         return "Not found: " + "; ".join(misses)
-    return with_functions_read(with_return_read(with_value_read(answer, task, found), task, found), task, found)
+    answer = with_functions_read(with_return_read(with_value_read(answer, task, found), task, found), task, found)
+    return with_values_returned(answer, found)
+
+
+def with_values_returned(answer: str, found: list[Evidence]) -> str:
+    """An answer that leaves out values a tool returned as one flat JSON object, with them
+    added ("(temperature: 1, unit: celsius)"), those the call itself gave aside (the city
+    asked for). Asked for the weather in Budapest, the 0.5B model wrote "The weather in
+    Budapest is fog." from a result that held its temperature."""
+    missing = []
+    for e in found:
+        try:
+            value = json.loads(e.result.content)
+        except ValueError:
+            continue
+        if not isinstance(value, dict):
+            continue
+        given = {str(v).lower() for v in e.call.arguments.values()}
+        for k, v in value.items():
+            text = str(v)
+            if isinstance(v, (str, int, float)) and not isinstance(v, bool) and text.lower() not in given and text.lower() not in answer.lower():
+                missing.append(f"{k}: {text}")
+    return f"{answer} ({', '.join(missing)})" if missing and answer else answer
 
 
 def _reads(found: list[Evidence]) -> list[Evidence]:
@@ -282,11 +305,11 @@ def worked_out(task: str) -> tuple[str, str] | None:
 
 
 def with_worked_out(answer: str, task: str) -> str:
-    """An answer that leaves out the value its question works out (``worked_out``), with it added."""
+    """An answer that leaves out the value its question works out (``worked_out``): that value,
+    in its place. Given "'Where is the station'.upper() = WHERE IS THE STATION", the 0.5B model
+    answered "The station is in the capital letters."."""
     done = worked_out(task)
-    if done is None or done[1] in answer:
-        return answer
-    return f"{answer} ({done[0]} = {done[1]})" if answer else done[1]
+    return answer if done is None or done[1] in answer else done[1]
 
 
 def worked_out_prompt(task: str) -> str | None:
