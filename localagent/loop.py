@@ -76,9 +76,10 @@ class AgentConfig:
     # with tool_choice auto under the constraint, unless ``reason`` is on.
     call_threshold: float | None = 0.5
     # ... but first, at the first turn: no tool fits the request (policy.no_tool_fits), so the
-    # turn is prose. (PMI floor where the request shares no word with any tool, floor always);
-    # chosen on the dev split (evals/README.md). None: off.
-    relevance_floor: tuple[float, float] | None = (6.0, -2.0)
+    # turn is prose. (PMI floor where the request shares no word with any tool, floor always):
+    # a nat below the lowest fit of a dev call case, since a call case answered in prose is an
+    # answer made up ("Yes, it is raining in Lisbon"; evals/README.md). None: off.
+    relevance_floor: tuple[float, float] | None = (4.0, -2.0)
     # A turn that only repeats calls whose results are already in the history
     # is generated again as prose (the 0.5B model otherwise re-reads for ever).
     repeat_guard: bool = True

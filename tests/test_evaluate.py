@@ -692,7 +692,7 @@ def test_a_first_turn_no_tool_fits_is_asked_as_prose_and_its_fit_recorded() -> N
     none.id = "c2"
     fake = FakeBackend.scripted(["It is the capital.", "Sure."], relevance=[-3.0, 0.5])
     d = run_eval(fake, [need, none]).to_dict()
-    assert [o.tool_choice for o in fake.options] == ["none", "none"] and d["relevance_floor"] == [6.0, -2.0]
+    assert [o.tool_choice for o in fake.options] == ["none", "none"] and d["relevance_floor"] == [4.0, -2.0]
     assert fake.tools_seen == [[], []]  # as run writes it: no tool list
     assert [r["decision"] for r in d["results"]] == ["prose", "prose"] and [r["relevance"] for r in d["results"]] == [0.5, 0.5]
     assert d["decision"]["no_call_when_needed_rate"] == 100.0 and d["decision"]["called_when_not_needed_rate"] == 0.0

@@ -97,3 +97,23 @@ def test_tiny_model_calls_under_the_constraint_parse_and_fit_their_schema(smol: 
         # Every reply is calls and nothing else; only a reply cut by the token limit may hold a block that is not one.
         if r["finish_reason"] != "length":
             assert r["error"] != ErrorClass.FORMAT_FAILURE.value and r["attempts"] == len(r["calls"]) > 0, r["text"]
+
+
+DEV = Path(__file__).parent.parent / "evals" / "cases-dev.jsonl"
+
+
+def test_the_first_turn_gate_tells_no_call_cases_from_call_cases(qwen: Any) -> None:
+    # Generated dev cases of the first turn that need no call (an unfit tool, a question its
+    # own text answers), against as many that need one: on the whole dev split the gate
+    # answered 13 of 28 such no-call cases in prose, among them four of these six, and took
+    # the call from none of the 150 call cases; the bounds leave room for one case more.
+    dev = {c.id: c for c in load_cases(DEV) if c.history()[-1].role == "user"}
+    quiet = [dev[f"dev-none_{f}"] for f in ("sum-01", "unfit-01", "count-02", "reverse-02", "capital-01", "upper-01")]
+    calls = sample([c for c in dev.values() if c.expected], 6)
+    d = run_eval(qwen, quiet + calls).to_dict()
+    gated = [r for r in d["results"] if r["relevance"] is not None and r["decision"] == "prose"]
+    assert all(r["relevance"] is not None for r in d["results"])  # every first turn was scored
+    assert sum(r["id"] in {c.id for c in quiet} for r in gated) >= 3, [(r["id"], r["relevance"]) for r in d["results"]]
+    assert sum(r["id"] in {c.id for c in calls} for r in gated) <= 1, [(r["id"], r["relevance"]) for r in gated]
+    prose = [r for r in d["results"] if r["id"] in {c.id for c in quiet} and r["decision"] == "prose"]
+    assert sum(r["right"] for r in prose) >= len(prose) - 1, [(r["id"], r["text"]) for r in prose]  # and answered right
