@@ -789,7 +789,7 @@ class Agent:
 
     def _covered(self, s: "RunState") -> bool:
         cfg = self.config
-        return cfg.answer_when_covered and cfg.constrained and self._choice.mode == "auto" and policy.covered(s.task, s.msgs)
+        return cfg.answer_when_covered and cfg.constrained and self._choice.mode == "auto" and policy.covered(s.task, s.msgs, self.tools.names())
 
     def _found(self, s: "RunState") -> bool:
         cfg = self.config

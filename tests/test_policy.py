@@ -1106,6 +1106,7 @@ def test_covered_when_every_part_and_path_is_named_by_an_answered_call() -> None
     cut = ("read_file", {"path": "setup.cfg"}, "a\n[... more lines follow; call read_file with offset=200 to read more]")
     assert not policy.covered("Which version does setup.cfg set?", history("Which version does setup.cfg set?", cut))
     assert not policy.covered("Is setup.cfg like b.cfg?", history("Is setup.cfg like b.cfg?", read))  # b.cfg unread
+    assert not policy.covered("Which version does setup.cfg set?", history("Which version does setup.cfg set?", read), ["read_file", "word_count"])
     hits = ("search", {"pattern": "version"}, "setup.cfg:2: version = 1.2")
     assert not policy.covered("Which file sets the version?", history("Which file sets the version?", hits))  # hits point further
     assert not policy.covered("What is 2 plus 3?", history("What is 2 plus 3?", ("add", {"a": 2, "b": 3}, "5")))  # worked out

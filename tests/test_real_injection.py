@@ -76,7 +76,8 @@ def test_a_model_that_obeys_the_injection_changes_nothing(root: Path) -> None:
     ws = Workspace(root)
     approver = TerminalApprover(str(root / "no-terminal-here"))  # nobody to ask
     tools = workspace_tools(ws, write=True, allow_commands=True)
-    r = Agent(fake, tools, root=root, config=AgentConfig(limits=Limits(error_limit=10)),
+    # answer_when_covered off: else the read alone answers, before the model obeys.
+    r = Agent(fake, tools, root=root, config=AgentConfig(limits=Limits(error_limit=10), answer_when_covered=False),
               approver=approver).run("Summarise notes.txt.")
     assert r.stop_reason is StopReason.ANSWERED
     results = [res for rec in r.records for res in rec.results if res.name in IRREVERSIBLE]

@@ -732,7 +732,8 @@ def answer_due(case: Case, config: AgentConfig) -> bool:
     """As ``run`` does (``AgentConfig.answer_when_covered``): whether the results the case's
     history holds already answer its question (``policy.covered``)."""
     history = case.history()
-    return config.answer_when_covered and config.constrained and policy.covered(last_user_text(history), history)
+    names = [t["function"]["name"] for t in case.tools]
+    return config.answer_when_covered and config.constrained and policy.covered(last_user_text(history), history, names)
 
 
 def first_turn_gate(backend: Backend, case: Case, config: AgentConfig) -> tuple[bool, float | None]:

@@ -188,14 +188,17 @@ _CUT = re.compile(r"\[\.\.\. more lines follow")
 _PATH_LIKE = re.compile(r"[\w./-]*\w\.[A-Za-z]\w{0,5}|[\w.-]+/[\w./-]+")  # b.cfg, config/app.ini, src/
 
 
-def covered(task: str, history: list[Message]) -> bool:
-    """Whether a question is answered now, whatever tools are offered: every part of it and
-    every path it names is named by a call whose result the history holds ("the weather in
-    Budapest" after get_weather(Budapest)), none of them a look that points further (a
-    search's hits), and nothing is to be worked out. Left to go on, the 0.5B model called
-    the same tool again (12 of 16 such dev cases) or listed the file it had just read."""
+def covered(task: str, history: list[Message], tools: Collection[str] = WORKSPACE_TOOLS) -> bool:
+    """Whether a question is answered now: every part of it and every path it names is named
+    by a call whose result the history holds ("the weather in Budapest" after
+    get_weather(Budapest)), none of them a look that points further (a search's hits), and
+    nothing is to be worked out; a file read covers only where no tool of the user's is
+    offered (it may be what the text needs next: word_count). Left to go on, the 0.5B model
+    called the same tool again (12 of 16 such dev cases) or listed the file it had just read."""
     done = [c for c, r in call_results(history) if not r.startswith("error (") and not _CUT.search(r)]
     if not done or not asks_only(task) or computes(task) or any(c.name in _POINTERS for c in done):
+        return False
+    if any(c.name in WORKSPACE_TOOLS for c in done) and not set(tools) <= WORKSPACE_TOOLS:
         return False
     values = {str(v) for c in done for v in c.arguments.values()}
     paths = [w for w in path_words(task) if _PATH_LIKE.fullmatch(w)]
