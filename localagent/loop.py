@@ -145,8 +145,8 @@ class AgentConfig:
     # (policy.hits_to_read).
     answer_after_find: bool = True
     # A question whose every part and path a call's result already answers is answered next
-    # (policy.covered), whatever tools are offered: after get_weather(Budapest) for "the
-    # weather in Budapest", the 0.5B model called it again.
+    # (policy.covered; a file read only where no tool of the user's is offered): after
+    # get_weather(Budapest) for "the weather in Budapest", the 0.5B model called it again.
     answer_when_covered: bool = True
     read_search_hits: bool = True
 

@@ -358,21 +358,25 @@ class LlamaBackend:
         ``request`` than after a request that asks for nothing: pointwise mutual information,
         summed over the tool's tokens (``evals/relevance_probe.py``). Low for every tool: no
         offered tool does what is asked. The KV cache is left holding the scoring prompt."""
+        asked, neutral = self._relevance_prompt(request), None
         out = []
         for t in tools:
             tail = self.tokenize(tool_line(t))
             base = self._relevance_base.get(tuple(tail))
             if base is None:
-                base = self._relevance_base[tuple(tail)] = self._continuation_logprob(RELEVANCE_NEUTRAL, tail)
-            out.append(self._continuation_logprob(request, tail) - base)
+                neutral = neutral or self._relevance_prompt(RELEVANCE_NEUTRAL)
+                base = self._relevance_base[tuple(tail)] = self._continuation_logprob(neutral, tail)
+            out.append(self._continuation_logprob(asked, tail) - base)
         return out
 
-    def _continuation_logprob(self, request: str, tail: list[int]) -> float:
-        """log P(``tail`` | the scoring prompt for ``request``), under the model."""
+    def _relevance_prompt(self, request: str) -> list[int]:
+        """The tokens of the scoring prompt for ``request``, up to where a tool's line follows."""
         head = [Message("system", RELEVANCE_SYSTEM), Message("user", request)]
         prompt = self.tokenize(self.render(head, []) + RELEVANCE_LEAD)
-        if self._add_bos:
-            prompt = [self.llm.token_bos()] + prompt
+        return [self.llm.token_bos()] + prompt if self._add_bos else prompt
+
+    def _continuation_logprob(self, prompt: list[int], tail: list[int]) -> float:
+        """log P(``tail`` | ``prompt``), under the model."""
         self.prefill(prompt)
         rows = [self.logits().astype(np.float64)] + [r.astype(np.float64) for r in self.eval_rows(tail[:-1])]
         self.rewind(len(tail) - 1)  # the next tool reuses the prompt

@@ -77,32 +77,30 @@ def eval_cmd(
     typer.echo(json.dumps(d, ensure_ascii=False) if as_json else format_report(d))
 
 
-def _more_calls(arg: str | None, default: tuple[float, float] | None) -> tuple[float, float] | None:
-    """``--more-calls``: 'greedy', or two probabilities 'BELOW,BEYOND'."""
+def _pair(arg: str | None, default: tuple[float, float] | None, flag: str, off: str, what: str) -> tuple[float, float] | None:
+    """A flag that takes ``off`` (None) or two numbers 'A,B' (``what`` names them); None: ``default``."""
     if arg is None:
         return default
-    if arg == "greedy":
+    if arg == off:
         return None
     try:
-        below, beyond = (float(x) for x in arg.split(","))
+        a, b = (float(x) for x in arg.split(","))
     except ValueError:
-        raise ConfigError(f"--more-calls must be 'greedy' or two probabilities BELOW,BEYOND, not {arg!r}") from None
-    if not (0.0 <= below <= 1.0 and 0.0 <= beyond <= 1.0):
+        raise ConfigError(f"{flag} must be '{off}' or {what}, not {arg!r}") from None
+    return a, b
+
+
+def _more_calls(arg: str | None, default: tuple[float, float] | None) -> tuple[float, float] | None:
+    """``--more-calls``: 'greedy', or two probabilities 'BELOW,BEYOND'."""
+    pair = _pair(arg, default, "--more-calls", "greedy", "two probabilities BELOW,BEYOND")
+    if arg is not None and pair is not None and not all(0.0 <= p <= 1.0 for p in pair):
         raise ConfigError(f"--more-calls probabilities must lie in 0..1, not {arg!r}")
-    return below, beyond
+    return pair
 
 
 def _relevance_floor(arg: str | None, default: tuple[float, float] | None) -> tuple[float, float] | None:
     """``--relevance-floor``: 'off', or two fits 'A,B' (pointwise mutual information, in nats)."""
-    if arg is None:
-        return default
-    if arg == "off":
-        return None
-    try:
-        shared, always = (float(x) for x in arg.split(","))
-    except ValueError:
-        raise ConfigError(f"--relevance-floor must be 'off' or two numbers A,B, not {arg!r}") from None
-    return shared, always
+    return _pair(arg, default, "--relevance-floor", "off", "two numbers A,B")
 
 
 def register(app: typer.Typer) -> None:
