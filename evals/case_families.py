@@ -371,8 +371,10 @@ def result_weather(rng: random.Random) -> Draft:
 def result_stock(rng: random.Random) -> Draft:
     company, symbol = rng.choice(STOCKS)
     price = f"{rng.randrange(20, 900)}.{rng.randrange(10, 99)}"
+    shown = str(float(price))  # as the tool returns it: 500.3, which 500.30 also says
     content = json.dumps({"symbol": symbol, "price": float(price), "currency": "USD"})
-    return Draft({"company": company}, answer=[re.escape(price)], example=f"{company} is at {price} USD.", after=result_turn("get_stock_price", {"symbol": symbol}, content))
+    answer = rf"(?<![\d.]){re.escape(shown)}0?(?![\d])"
+    return Draft({"company": company}, answer=[answer], example=f"{company} is at {shown} USD.", after=result_turn("get_stock_price", {"symbol": symbol}, content))
 
 
 @family("no_tool", "read_file", "list_dir")
