@@ -68,13 +68,15 @@ def first_token_threshold(config: AgentConfig, choice: ToolChoice) -> float | No
     return None
 
 
-def no_tool_fits(backend: Backend, request: str, tools: list[dict[str, Any]], config: AgentConfig) -> tuple[bool, float | None]:
-    """At a first turn whose call or prose is the model's to decide: whether no offered tool
-    fits ``request`` (``policy.no_tool_fits`` under ``AgentConfig.relevance_floor``), and the
-    best tool's fit. (False, None) where the gate is off or the backend cannot score text."""
+def first_turn(backend: Backend, request: str, tools: list[dict[str, Any]], config: AgentConfig) -> tuple[policy.FirstTurn | None, float | None]:
+    """At a first turn whose call or prose is the model's to decide: the kind the request
+    decides (``policy.first_turn`` under ``AgentConfig.relevance_floor`` and
+    ``relevance_ceiling``; None: the model's first token does), and the best tool's fit.
+    (None, None) where the gate is off; where the backend cannot score text (a server), only
+    a request that answers itself decides."""
     if config.relevance_floor is None or not tools:
-        return False, None
+        return None, None
     scores = backend.tool_relevance(request, tools)
     if not scores:
-        return False, None
-    return policy.no_tool_fits(request, tools, scores, config.relevance_floor), round(max(scores), 3)
+        return ("prose" if policy.answers_itself(request) else None), None
+    return policy.first_turn(request, tools, scores, config.relevance_floor, config.relevance_ceiling), round(max(scores), 3)

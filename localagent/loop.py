@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, Callable, Literal, Sequence
 
 from .backends.base import Backend, Generation
-from .decoding import decoding_options, first_token_threshold, no_tool_fits, several_calls
+from .decoding import decoding_options, first_token_threshold, first_turn, several_calls
 from .dispatch import Dispatcher
 from .errors import ConfigError, ConstraintError, ErrorKind, ToolErrorInfo
 from .formats import CALL_CLOSE, CALL_OPEN, parse
@@ -80,6 +80,14 @@ class AgentConfig:
     # a nat below the lowest fit of a dev call case, since a call case answered in prose is an
     # answer made up ("Yes, it is raining in Lisbon"; evals/README.md). None: off.
     relevance_floor: tuple[float, float] | None = (4.0, -2.0)
+    # ... and where the best tool's fit reaches this, the turn is a call: a nat above the
+    # highest fit of a dev no-call case (9.6), where the model's first token still chose prose
+    # for tools that plainly fit ("the share price of NVDA"). None: the first token decides.
+    relevance_ceiling: float | None = 11.0
+    # A first turn the model chose to write as prose that writes out a call of an offered tool
+    # ("Below is a JSON object: {name: "get_stock_price", ...}"; policy.call_in_prose) is
+    # asked again, as a call.
+    retry_prose_calls: bool = True
     # A turn that only repeats calls whose results are already in the history
     # is generated again as prose (the 0.5B model otherwise re-reads for ever).
     repeat_guard: bool = True
@@ -499,6 +507,12 @@ class Agent:
             return
         calls, errors, content = self._calls(gen, s.step)
         calls = [self._resent(s, c) for c in calls]
+        if not calls and not errors and self._call_in_prose(s, turn, content):
+            self._notice(s, "the first turn wrote a call as prose: asked again, as a call")
+            redone = self._regenerate(s, msgs, turn.choice, gen, [], t0, threshold=0.0)  # a call, same grammar
+            if redone is None:
+                return
+            gen, calls, errors, content = redone
         repeat = self._repeat(s, calls) if calls and not errors else policy.Repeat.NONE
         if not calls and not errors and self._echo(s, content):
             repeat = policy.Repeat.ANSWER  # it wrote the task back instead of an answer
@@ -558,9 +572,11 @@ class Agent:
         if not reads and not terms and self._calculates(s):
             choice = ToolChoice("required", "calculate")
             return Turn(choice, None, only, expressions=policy.expressions(s.task, s.msgs))
-        none, relevance = no_tool_fits(self.backend, s.task, s.schemas, self.config) if s.step == 0 and threshold is not None else (False, None)
-        if none:  # no offered tool does what is asked: prose
+        kind, relevance = first_turn(self.backend, s.task, s.schemas, self.config) if s.step == 0 and threshold is not None else (None, None)
+        if kind == "prose":  # the request answers itself, or no offered tool does what it asks
             return Turn(ToolChoice("none"), None, relevance=relevance, no_tool=True)
+        if kind == "call":  # a tool clearly fits: a call, whatever the first token would say
+            threshold = 0.0  # (the same grammar: "required" would change the values a little)
         return Turn(choice, threshold, only, reads, terms, finds=finds, relevance=relevance)
 
     def _ask(self, s: "RunState", msgs: list[Message], turn: "Turn", t0: float, *, tools_shown: bool = True) -> Generation | None:
@@ -634,6 +650,7 @@ class Agent:
         *,
         only: Literal["changes"] | None = None,
         tools_shown: bool = True,
+        threshold: float | None = None,
     ) -> tuple[Generation, list[ToolCall], list[str], str] | None:
         """The step's turn generated again from ``msgs``, its cost added to ``first``'s."""
         try:
@@ -643,9 +660,9 @@ class Agent:
             return None
         assert s.inflight is not None
         s.inflight.streamed.clear()  # an interrupt now keeps the answer, not the repeat
-        retry = self._generate(msgs, s.schemas if tools_shown else [], grammar, s.ev, None, s.inflight.streamed, choice, s.task)
+        retry = self._generate(msgs, s.schemas if tools_shown else [], grammar, s.ev, threshold, s.inflight.streamed, choice, s.task)
         s.usage.add(retry)
-        retry.repeat_guard = first.repeat_guard or [c.canonical() for c in calls]
+        retry.repeat_guard = first.repeat_guard or [c.canonical() for c in calls] or None  # none: not a repeat
         retry.prompt_tokens += first.prompt_tokens
         retry.prompt_tokens_evaluated += first.prompt_tokens_evaluated
         retry.completion_tokens += first.completion_tokens
@@ -794,6 +811,13 @@ class Agent:
     def _found(self, s: "RunState") -> bool:
         cfg = self.config
         return cfg.answer_after_find and cfg.constrained and self._choice.mode == "auto" and policy.found_by_search(s.task, s.msgs)
+
+    def _call_in_prose(self, s: "RunState", turn: "Turn", content: str) -> bool:
+        """Whether the run's first turn, prose by the model's own choice, writes out a call
+        of an offered tool (``AgentConfig.retry_prose_calls``)."""
+        cfg = self.config
+        chosen = turn.choice.mode == "auto" and not turn.no_tool and cfg.constrained
+        return cfg.retry_prose_calls and chosen and s.step == 1 and policy.call_in_prose(content, self.tools.names())
 
     def _calculates(self, s: "RunState") -> bool:
         """Whether the step must call calculate: the question asks for something worked out

@@ -112,6 +112,7 @@ CASES = [
     Case("eval case file not JSON", ("eval", "case-bad-json.jsonl")),
     Case("eval case of the wrong shape", ("eval", "case-bad-field.jsonl")),
     Case("eval relevance floor not two numbers", ("eval", "case-bad-field.jsonl", "--relevance-floor", "4;-2")),
+    Case("eval relevance ceiling not a number", ("eval", "case-bad-field.jsonl", "--relevance-ceiling", "high")),
     Case("chat resume from a missing file", ("chat", "--root", "root", "--resume", "missing.json")),
     Case("chat resume from binary garbage", ("chat", "--root", "root", "--resume", "garbage.jsonl")),
 ]

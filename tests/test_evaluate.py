@@ -699,6 +699,17 @@ def test_a_first_turn_no_tool_fits_is_asked_as_prose_and_its_fit_recorded() -> N
     fake = FakeBackend.scripted([render_call("get_weather", {"city": "Paris"})], relevance=[-3.0])
     d = run_eval(fake, [need], relevance_floor=None).to_dict()
     assert d["right"] == 1 and d["results"][0]["relevance"] is None and d["relevance_floor"] is None
+    # A tool that clearly fits: a call, whatever the first token would say.
+    fake = FakeBackend.scripted([render_call("get_weather", {"city": "Paris"})], relevance=[12.0])
+    d = run_eval(fake, [need]).to_dict()
+    assert fake.options[0].call_threshold == 0.0 and d["results"][0]["decision"] == "call" and d["relevance_ceiling"] == 11.0
+    fake = FakeBackend.scripted([render_call("get_weather", {"city": "Paris"})], relevance=[12.0])
+    run_eval(fake, [need], relevance_ceiling=None)
+    assert fake.options[0].call_threshold == 0.5
+    # Prose that writes out a call of an offered tool: asked again, as a call.
+    fake = FakeBackend.scripted([Generation("Use `get_weather` for Paris.", decision="prose"), render_call("get_weather", {"city": "Paris"})], relevance=[5.0])
+    d = run_eval(fake, [need]).to_dict()
+    assert [o.call_threshold for o in fake.options] == [0.5, 0.0] and d["right"] == 1 and d["results"][0]["decision"] == "call"
     # After a result the gate is not asked: that turn is the repeat rule's and the covered rule's.
     fake = FakeBackend.scripted([render_call("get_forecast", {"city": "Paris"})], relevance=[-3.0])
     assert run_eval(fake, [_after_result([], "Do I need a coat there?")]).to_dict()["results"][0]["relevance"] is None

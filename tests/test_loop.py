@@ -659,9 +659,42 @@ def test_a_first_turn_no_tool_fits_is_prose_and_the_fit_is_traced(tmp_path: Path
     assert fake.options[0].tool_choice == "auto"
 
 
+def test_a_first_turn_the_request_answers_is_prose_however_well_a_tool_fits(tmp_path: Path) -> None:
+    result, _, fake = run(tmp_path, ["ok"], task='Write "see you soon" in capital letters.', backend={"relevance": [9.0]})
+    assert fake.options[0].tool_choice == "none" and result.answer == "SEE YOU SOON"  # worked out, given in its place
+    note = 'My note says: "The dentist moved to 14:00 on Friday." What time is the dentist now?'
+    result, _, fake = run(tmp_path, ["14:00."], task=note, backend={"relevance": [9.0]})
+    assert fake.options[0].tool_choice == "none" and fake.tools_seen[0] == [] and result.answer == "14:00."
+    _, _, fake = run(tmp_path, ["14:00."], task=note)  # a backend that cannot score: the request still decides
+    assert fake.options[0].tool_choice == "none"
+
+
+def test_a_first_turn_a_tool_clearly_fits_is_a_call(tmp_path: Path) -> None:
+    task = "Look up the key alpha."
+    result, trace, fake = run(tmp_path, [call_text("lookup", key="alpha"), "done"], task=task, backend={"relevance": [11.5]})
+    assert fake.options[0].tool_choice == "auto" and fake.options[0].call_threshold == 0.0  # a call, in the same grammar
+    assert steps_of(trace)[0]["info"]["relevance"] == 11.5 and result.answer == "done"
+    _, _, fake = run(tmp_path, [call_text("lookup", key="alpha"), "done"], task=task, backend={"relevance": [10.5]})
+    assert fake.options[0].call_threshold == 0.5  # under the ceiling: the first token decides
+    _, _, fake = run(tmp_path, ["done"], task=task, backend={"relevance": [11.5]}, relevance_ceiling=None)
+    assert fake.options[0].call_threshold == 0.5
+
+
+def test_a_first_turn_that_writes_a_call_as_prose_is_asked_again_as_a_call(tmp_path: Path) -> None:
+    task, prose = "Look up the key alpha, and say why it matters.", "You can use the `lookup` tool with the key alpha."
+    result, _, fake = run(tmp_path, [prose, call_text("lookup", key="alpha"), "done"], task=task)
+    assert [o.call_threshold for o in fake.options[:2]] == [0.5, 0.0] and result.answer == "done"
+    result, _, fake = run(tmp_path, [prose], task=task, retry_prose_calls=False)
+    assert result.answer == prose and len(fake.requests) == 1
+    # After a result, prose naming the tool is the answer.
+    result, _, fake = run(tmp_path, [call_text("lookup", key="alpha"), "I used `lookup`: it matters."], task=task)
+    assert result.answer == "I used `lookup`: it matters." and len(fake.requests) == 2
+
+
 def test_only_the_first_turn_is_gated(tmp_path: Path) -> None:
-    result, _, fake = run(tmp_path, [call_text("add", a=2, b=3), "5"], task="What are 2 and 3 together, and why?", backend={"relevance": [9.0]})
-    assert [o.call_threshold for o in fake.options] == [0.5, 0.5] and result.answer == "5"
+    task = "Look up the key alpha, and say why it matters."
+    result, _, fake = run(tmp_path, [call_text("lookup", key="alpha"), "done"], task=task, backend={"relevance": [9.0]})
+    assert [o.call_threshold for o in fake.options] == [0.5, 0.5] and result.answer == "done"
 
 
 def test_a_question_a_result_already_answers_is_answered_from_it(tmp_path: Path) -> None:

@@ -1089,6 +1089,38 @@ def test_no_tool_fits_when_the_best_fit_is_low_and_no_word_is_shared() -> None:
     assert policy.no_tool_fits("anything", [], [], floor)
 
 
+def test_a_request_answers_itself_when_it_works_out_its_own_text_or_asks_about_its_quote() -> None:
+    assert policy.answers_itself('Write "Thank you" in capital letters.')  # worked out
+    assert policy.answers_itself("What is 36 plus 79?")
+    for asked in (
+        'My note says: "The yoga class moved to 16:45 on Tuesday." What time is the yoga class now?',
+        'Here is a message I got: "Your dentist is now at 20:45 on Thursday." When is it?',
+        'The reminder reads "dentist rescheduled to Monday, 10:00". What time did it say?',
+    ):
+        assert policy.asks_about_quote(asked), asked
+    for not_asked in (
+        'How do you say "Good morning" in French?',  # the quote is what to work on, in the question
+        'Can you put in an order for 2 "Notebook" and have it go to 5 Main St?',  # the quote's sentence goes on
+        "There's a spelling mistake in notes/faq.md: 'recieve' should be 'receive'. Could you fix it?",  # a change
+        'Open "notes.txt". What does it say?',  # a quoted path is a file to read
+        'Translate "cheers". Which language is best for a toast?',  # names nothing of the quote
+        "What is the capital of Poland?",
+    ):
+        assert not policy.asks_about_quote(not_asked), not_asked
+        assert not policy.answers_itself(not_asked), not_asked
+
+
+def test_the_first_turn_is_prose_a_call_or_the_models_by_the_request_and_the_fit() -> None:
+    weather = {"type": "function", "function": {"name": "get_weather", "description": "Current weather for a city.", "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}}
+    floor, ceiling = (4.0, -2.0), 11.0
+    assert policy.first_turn("Book a table for 4.", [weather], [2.0], floor, ceiling) == "prose"  # no tool fits
+    assert policy.first_turn('Write "rain" backwards.', [weather], [12.0], floor, ceiling) == "prose"  # answers itself
+    assert policy.first_turn("What is the weather in Lima?", [weather], [12.0], floor, ceiling) == "call"
+    assert policy.first_turn("What is the weather in Lima?", [weather], [11.0], floor, ceiling) == "call"
+    assert policy.first_turn("What is the weather in Lima?", [weather], [10.9], floor, ceiling) is None
+    assert policy.first_turn("What is the weather in Lima?", [weather], [12.0], floor, None) is None
+
+
 def test_covered_when_every_part_and_path_is_named_by_an_answered_call() -> None:
     def history(task: str, *calls: tuple[str, dict[str, object], str]) -> list[Message]:
         msgs = [Message("user", task)]

@@ -31,6 +31,7 @@ def eval_cmd(
     call_threshold: Annotated[Optional[float], typer.Option("--call-threshold", min=0.0, max=1.0, help="Constrained, tool choice auto: call when the first token's call mass is at least this (default: the agent's).")] = None,
     more_calls: Annotated[Optional[str], typer.Option("--more-calls", help="Several calls a turn: BELOW,BEYOND, the probabilities of another call at which to go on under and past the count the request implies, or 'greedy' (default: the agent's).")] = None,
     relevance_floor: Annotated[Optional[str], typer.Option("--relevance-floor", help="Constrained, tool choice auto, first turn: answer in prose when the best tool's fit is below A and the request shares no word with any tool, or below B: 'A,B', or 'off' (default: the agent's).")] = None,
+    relevance_ceiling: Annotated[Optional[str], typer.Option("--relevance-ceiling", help="Constrained, tool choice auto, first turn: call when the best tool's fit is at least this (a number), or 'off' (default: the agent's).")] = None,
     n_gpu_layers: int = N_GPU_LAYERS,
 ) -> None:
     """Score how often the model calls the right tool with the right arguments."""
@@ -46,6 +47,7 @@ def eval_cmd(
         raise ConfigError(f"--tool-choice must be auto or required, not {tool_choice!r}")
     more = _more_calls(more_calls, AgentConfig.more_calls)
     floor = _relevance_floor(relevance_floor, AgentConfig.relevance_floor)
+    ceiling = _relevance_ceiling(relevance_ceiling, AgentConfig.relevance_ceiling)
     cases = sample(in_categories(load_cases(cases_file), [c for arg in category or [] for c in arg.split(",") if c]), limit)
     backend = load_llama(model, n_ctx=4096, n_gpu_layers=n_gpu_layers, progress=not as_json)
 
@@ -71,6 +73,7 @@ def eval_cmd(
             backend, cases, "free" if mode == "free" else "constrained", max_tokens=max_tokens,
             parallel=not one_call, reason=reason, engine=ENGINES[engine],
             tool_choice=tool_choice, call_threshold=AgentConfig.call_threshold if call_threshold is None else call_threshold, more_calls=more, relevance_floor=floor,
+            relevance_ceiling=ceiling,
             on_result=None if as_json else progress,
         )
     d = report.to_dict()
@@ -101,6 +104,18 @@ def _more_calls(arg: str | None, default: tuple[float, float] | None) -> tuple[f
 def _relevance_floor(arg: str | None, default: tuple[float, float] | None) -> tuple[float, float] | None:
     """``--relevance-floor``: 'off', or two fits 'A,B' (pointwise mutual information, in nats)."""
     return _pair(arg, default, "--relevance-floor", "off", "two numbers A,B")
+
+
+def _relevance_ceiling(arg: str | None, default: float | None) -> float | None:
+    """``--relevance-ceiling``: 'off', or one fit (pointwise mutual information, in nats)."""
+    if arg is None:
+        return default
+    if arg == "off":
+        return None
+    try:
+        return float(arg)
+    except ValueError:
+        raise ConfigError(f"--relevance-ceiling must be 'off' or a number, not {arg!r}") from None
 
 
 def register(app: typer.Typer) -> None:

@@ -27,7 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from ..backends.base import Backend, Generation, GenerateOptions
 from .. import policy
-from ..decoding import decoding_options, first_token_threshold, no_tool_fits, several_calls
+from ..decoding import decoding_options, first_token_threshold, first_turn, several_calls
 from ..errors import ConfigError, ConstraintError
 from ..formats import CALL_OPEN, ParsedCall, parse, render_call
 from ..constraint.grammar import Engine, ToolChoice, build_constraint
@@ -535,6 +535,7 @@ class EvalReport:
     call_threshold: float | None = AgentConfig.call_threshold
     more_calls: tuple[float, float] | None = None  # the MoreCalls probabilities (None: greedy)
     relevance_floor: tuple[float, float] | None = None  # the first-turn gate's (None: off)
+    relevance_ceiling: float | None = None  # the fit at which the first turn is a call (None: off)
 
     def to_dict(self) -> dict[str, Any]:
         """The summary and every result, as ``--json`` prints it."""
@@ -552,6 +553,7 @@ class EvalReport:
             "call_threshold": self.call_threshold if self.mode == "constrained" else None,
             "more_calls": list(self.more_calls) if self.more_calls and self.mode == "constrained" and self.parallel else None,
             "relevance_floor": list(self.relevance_floor) if self.relevance_floor and self.mode == "constrained" else None,
+            "relevance_ceiling": self.relevance_ceiling if self.relevance_floor and self.mode == "constrained" else None,
             "repeats_answered_again": sum(r.repeated for r in rs),
             "cases": n,
             "right": sum(r.right for r in rs),
@@ -678,6 +680,7 @@ def eval_config(
     parts_named: bool = AgentConfig.parts_named,
     part_tools: bool = AgentConfig.part_tools,
     relevance_floor: tuple[float, float] | None = AgentConfig.relevance_floor,
+    relevance_ceiling: float | None = AgentConfig.relevance_ceiling,
 ) -> AgentConfig:
     """The agent settings a case is asked with: greedy, seed 0, everything else (jump-forward
     included) as ``run`` has it. ``parallel`` allows up to eight calls a turn under the grammar;
@@ -687,24 +690,26 @@ def eval_config(
         max_tokens=max_tokens, temperature=0.0, seed=0, constrained=mode == "constrained", engine=engine,
         tool_choice=tool_choice, parallel_calls=parallel, reason=reason, call_threshold=call_threshold,
         more_calls=more_calls, parts_named=parts_named, part_tools=part_tools, relevance_floor=relevance_floor,
+        relevance_ceiling=relevance_ceiling,
     )
 
 
-def generate_options(case: Case, config: AgentConfig, *, no_tool: bool = False) -> GenerateOptions:
+def generate_options(case: Case, config: AgentConfig, *, first: policy.FirstTurn | None = None) -> GenerateOptions:
     """How a case is asked, as the agent loop would ask it under ``config``: constrained,
     under the grammar of the case's tools, with call or prose decided at the first token
-    for tool choice auto (prose where ``no_tool``: the first-turn gate found no tool fits);
-    unconstrained, free text."""
+    for tool choice auto, unless the first-turn gate decided it (``first``: prose, or a
+    call); unconstrained, free text."""
     if not config.constrained:
         return decoding_options(config, None, threshold=None, choice=None)
     # The same grammar for every case (up to eight calls, or one): allowing
     # several only where several are expected would tell the model the answer.
-    choice = ToolChoice("none") if no_tool else ToolChoice.parse(config.tool_choice)
+    choice = ToolChoice("none") if first == "prose" else ToolChoice.parse(config.tool_choice)
     c = build_constraint(case.tools, choice, engine=config.engine, parallel=several_calls(config), reason=config.reason)
     history = case.history()
     request = last_user_text(history)
     plan = policy.call_plan(request, history, case.tools)
-    return decoding_options(config, c, threshold=first_token_threshold(config, choice), choice=choice, plan=plan)
+    threshold = 0.0 if first == "call" else first_token_threshold(config, choice)  # a call, as run decides it
+    return decoding_options(config, c, threshold=threshold, choice=choice, plan=plan)
 
 
 def answer_no_tool(case: Case, backend: Backend, config: AgentConfig, options: GenerateOptions) -> Generation:
@@ -736,14 +741,14 @@ def answer_due(case: Case, config: AgentConfig) -> bool:
     return config.answer_when_covered and config.constrained and policy.covered(last_user_text(history), history, names)
 
 
-def first_turn_gate(backend: Backend, case: Case, config: AgentConfig) -> tuple[bool, float | None]:
-    """As ``run`` does at its first step: whether no offered tool fits the case's request
-    (``decoding.no_tool_fits``), for a case that is a first turn asked under tool choice auto."""
+def first_turn_gate(backend: Backend, case: Case, config: AgentConfig) -> tuple[policy.FirstTurn | None, float | None]:
+    """As ``run`` does at its first step: the kind of turn the case's request decides (prose,
+    a call; ``decoding.first_turn``), for a case that is a first turn asked under tool choice auto."""
     history = case.history()
     first = all(m.role in ("system", "user") for m in history) and bool(history) and history[-1].role == "user"
     if not (first and config.constrained and first_token_threshold(config, ToolChoice.parse(config.tool_choice)) is not None):
-        return False, None
-    return no_tool_fits(backend, last_user_text(history), case.tools, config)
+        return None, None
+    return first_turn(backend, last_user_text(history), case.tools, config)
 
 
 def answer_from_evidence(case: Case, backend: Backend, config: AgentConfig) -> Generation:
@@ -779,6 +784,25 @@ def answer_on_repeat(case: Case, gen: Generation, backend: Backend, config: Agen
     return retry
 
 
+def call_asked_again(case: Case, gen: Generation, backend: Backend, config: AgentConfig) -> Generation:
+    """As ``run`` does (``AgentConfig.retry_prose_calls``): a first turn the model chose to
+    write as prose that writes out a call of an offered tool (``policy.call_in_prose``) is
+    asked again, as a call. Both turns' tokens and time count."""
+    history = case.history()
+    first = all(m.role in ("system", "user") for m in history)
+    names = [t["function"]["name"] for t in case.tools]
+    prose = gen.decision == "prose" and not parse(gen.text).calls
+    if not (config.retry_prose_calls and config.constrained and first and prose and policy.call_in_prose(gen.text, names)):
+        return gen
+    retry = backend.generate(history, case.tools, generate_options(case, config, first="call"))
+    retry.prompt_tokens += gen.prompt_tokens
+    retry.prompt_tokens_evaluated += gen.prompt_tokens_evaluated
+    retry.completion_tokens += gen.completion_tokens
+    retry.seconds += gen.seconds
+    retry.decision, retry.call_mass = "call", gen.call_mass
+    return retry
+
+
 def run_eval(
     backend: Backend,
     cases: list[Case],
@@ -792,6 +816,7 @@ def run_eval(
     call_threshold: float | None = AgentConfig.call_threshold,
     more_calls: tuple[float, float] | None = AgentConfig.more_calls,
     relevance_floor: tuple[float, float] | None = AgentConfig.relevance_floor,
+    relevance_ceiling: float | None = AgentConfig.relevance_ceiling,
     on_result: Callable[[int, CaseResult], None] | None = None,
 ) -> EvalReport:
     """Ask ``backend`` for the first turn of every case and judge it, with the settings
@@ -799,13 +824,15 @@ def run_eval(
     config = eval_config(
         mode, max_tokens=max_tokens, parallel=parallel, reason=reason, engine=engine,
         tool_choice=tool_choice, call_threshold=call_threshold, more_calls=more_calls, relevance_floor=relevance_floor,
+        relevance_ceiling=relevance_ceiling,
     )
     t0 = time.monotonic()
     results = []
     for i, case in enumerate(cases):
-        none, relevance = first_turn_gate(backend, case, config)
+        kind, relevance = first_turn_gate(backend, case, config)
+        none = kind == "prose"
         try:
-            options = generate_options(case, config, no_tool=none)
+            options = generate_options(case, config, first=kind)
         except ConstraintError as e:
             raise ConstraintError(f"case '{case.id}': {e}") from None
         if answer_due(case, config):
@@ -813,10 +840,11 @@ def run_eval(
         elif none:
             gen = answer_no_tool(case, backend, config, options)
         else:
-            gen = answer_on_repeat(case, backend.generate(case.history(), case.tools, options), backend, config)
+            gen = backend.generate(case.history(), case.tools, options)
+            gen = answer_on_repeat(case, call_asked_again(case, gen, backend, config), backend, config)
         gen.relevance = relevance
-        if none:
-            gen.decision = "prose"  # decided before the first token, by the gate
+        if kind:
+            gen.decision = kind  # decided before the first token, by the gate
         gen.text = finished(case, gen, config)
         r = score_turn(case, gen)
         results.append(r)
@@ -824,7 +852,7 @@ def run_eval(
             on_result(i, r)
     return EvalReport(
         backend.name, mode, parallel, results, time.monotonic() - t0, tool_choice,
-        {c.id: bool(c.expected) for c in cases}, call_threshold, more_calls, relevance_floor,
+        {c.id: bool(c.expected) for c in cases}, call_threshold, more_calls, relevance_floor, relevance_ceiling,
     )
 
 
@@ -851,6 +879,7 @@ def rescore(saved: dict[str, Any], cases: list[Case]) -> EvalReport:
         results, float(saved.get("seconds", 0.0)), saved.get("tool_choice") or "auto",
         {r.id: bool(by_id[r.id].expected) for r in results}, saved.get("call_threshold", AgentConfig.call_threshold),
         tuple(m) if (m := saved.get("more_calls")) else None, tuple(f) if (f := saved.get("relevance_floor")) else None,
+        saved.get("relevance_ceiling"),
     )
 
 

@@ -1,7 +1,8 @@
 """The agent's decisions about the model's next turn, in one place; the loop asks, this
 package decides. Each was chosen on the dev split of the task suite (see the README), and
 each lives with its concern: ``wording`` (what the task's words ask), ``calls`` (the calls
-of a turn), ``looks`` (what to look at), ``edits`` (changes) and ``answers`` (the answer).
+of a turn), ``looks`` (what to look at), ``edits`` (changes), ``answers`` (the answer) and
+``first_turn`` (a run's first turn, call or prose, where the request decides it).
 A test or script that swaps one of their names patches the submodule that uses it
 (``policy.wording._ASKS``): the names here are the same objects, bound once."""
 
@@ -84,6 +85,7 @@ from .looks import (
     searches_first,
     unread_named,
 )
+from .first_turn import FirstTurn, answers_itself, asks_about_quote, call_in_prose, first_turn
 from .wording import _ASKS, appends, asks_only, asks_which_file, computes, task_words, wants_change
 
 __all__ = [
@@ -103,4 +105,6 @@ __all__ = [
     "Evidence", "answer_prompt", "calculated", "change_report", "echoes_task", "evidence", "expressions",
     "finished_answer", "returned", "unsupported", "what_was_found", "with_calculation", "with_found_files",
     "with_return_read", "with_value_read", "with_worked_out", "worked_out", "worked_out_prompt",
+    # first_turn
+    "FirstTurn", "answers_itself", "asks_about_quote", "call_in_prose", "first_turn",
 ]

@@ -1,0 +1,83 @@
+"""A run's first turn, decided before the model's first token where the request tells: prose
+where the request holds its own answer or no offered tool fits it, a call where one clearly
+does. Elsewhere the model's own first token decides."""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Literal
+
+from .answers import worked_out
+from .calls import _stems, no_tool_fits
+from .wording import _QUOTE, _QUOTED, wants_change
+
+FirstTurn = Literal["prose", "call"]
+
+# A question sentence: what it asks is what follows its last quote.
+_SENTENCE = re.compile(r"[^.?!]*\?")
+_WH = re.compile(r"\b(what|when|where|which|who|whom|whose|why|how)\b", re.IGNORECASE)
+_ASKING = frozenset({"when", "wher", "who", "whom", "whos", "why"})  # stems _stems keeps
+_BACK = re.compile(r"\b(it|that|this|they|them)\b", re.IGNORECASE)
+_PATHISH = re.compile(r"[\w./-]*\w\.[A-Za-z]\w{0,5}|[\w.-]+/[\w./-]*")
+
+
+def first_turn(
+    request: str, tools: list[dict[str, Any]], relevance: list[float], floor: tuple[float, float], ceiling: float | None
+) -> FirstTurn | None:
+    """The first turn's kind where the request decides it: "prose" where it answers itself
+    (``answers_itself``) or no tool fits (``no_tool_fits``, under ``floor``); "call" where the
+    best tool's fit reaches ``ceiling``; None: the model's first token decides. Shown get_time
+    for "what the clocks read in Seoul and Sydney", the model wrote the calls as prose."""
+    if answers_itself(request) or no_tool_fits(request, tools, relevance, floor):
+        return "prose"
+    if ceiling is not None and max(relevance, default=float("-inf")) >= ceiling:
+        return "call"
+    return None
+
+
+def answers_itself(request: str) -> bool:
+    """Whether a request holds its own answer: it works something out over its own numbers
+    or quoted text (``worked_out``: "Write "pyramid" backwards"), or asks about the text it
+    quotes (``asks_about_quote``). With translate_text offered, the 0.5B model translated
+    "Thank you very much" into English when asked for it in capital letters."""
+    return worked_out(request) is not None or asks_about_quote(request)
+
+
+def asks_about_quote(request: str) -> bool:
+    """Whether a request's question is about the text it quotes: a question in a sentence of
+    its own after the quote, holding none, that names a word of it or points back to it ("My note says: "The yoga
+    class moved to 16:45." What time is the yoga class now?", "... When is it?"). A quoted
+    path is a file to read, not text given. Asked so, with calendar tools offered, the
+    model created an event with attendees it made up."""
+    quotes = [next(g for g in m.groups() if g) for m in _QUOTED.finditer(request)]
+    quotes = [q for q in quotes if not _PATHISH.fullmatch(q.strip())]
+    if not quotes or wants_change(request):
+        return False
+    end = max(_QUOTE.finditer(request), key=lambda m: m.end())
+    tail = request[end.end() :]
+    if not (re.search(r"[.!?]\W?$", end.group()) or re.match(r"\s*[.!?]", tail)):
+        return False  # the quote's own sentence goes on: "an order for 2 "Notebook" and have it go to ..."
+    told = set().union(*(_stems(q) for q in quotes))
+    for question in _SENTENCE.findall(tail):
+        if _QUOTE.search(question):
+            continue
+        if not _WH.search(question):
+            continue  # "Can you fix it?" asks for a change, not about the text
+        if (_stems(question) - _ASKING) & told or _BACK.search(question):
+            return True
+    return False
+
+
+def call_in_prose(text: str, tools: list[str]) -> bool:
+    """Whether a first turn's prose writes out a call of an offered tool ("Below is a JSON
+    object ... {name: "get_stock_price", arguments: ...}", "you can use the `list_dir`
+    function"): the call the model meant, asked again as one. A name counts where it cannot
+    be a plain word: quoted, called, or holding "_" ("add" in "I can't add that" does not)."""
+    for name in tools:
+        plain = re.escape(name)
+        if "_" in name or any(c.isupper() for c in name[1:]):
+            if re.search(rf"(?<![\w]){plain}(?![\w])", text):
+                return True
+        elif re.search(rf"[`\"']{plain}[`\"']|(?<![\w]){plain}\(", text):
+            return True
+    return False
