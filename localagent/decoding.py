@@ -78,5 +78,5 @@ def first_turn(backend: Backend, request: str, tools: list[dict[str, Any]], conf
         return None, None
     scores = backend.tool_relevance(request, tools)
     if not scores:
-        return ("prose" if policy.answers_itself(request) else None), None
+        return ("prose" if policy.answers_itself(request, tools) else None), None
     return policy.first_turn(request, tools, scores, config.relevance_floor, config.relevance_ceiling), round(max(scores), 3)

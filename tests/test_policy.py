@@ -1090,8 +1090,13 @@ def test_no_tool_fits_when_the_best_fit_is_low_and_no_word_is_shared() -> None:
 
 
 def test_a_request_answers_itself_when_it_works_out_its_own_text_or_asks_about_its_quote() -> None:
-    assert policy.answers_itself('Write "Thank you" in capital letters.')  # worked out
-    assert policy.answers_itself("What is 36 plus 79?")
+    sms = {"type": "function", "function": {"name": "send_sms", "description": "Send an SMS text message.", "parameters": {"type": "object", "properties": {"phone_number": {"type": "string"}}}}}
+    timer = {"type": "function", "function": {"name": "set_timer", "description": "Start a timer.", "parameters": {"type": "object", "properties": {"minutes": {"type": "integer"}}}}}
+    assert policy.answers_itself('Write "Thank you" in capital letters.', [sms])  # worked out
+    assert policy.answers_itself("What is 36 plus 79?", [sms, timer])
+    assert policy.answers_itself('Write "text me" in capital letters.', [sms])  # the quote's words are not the request's
+    # Sharing words with a tool, a "sum" is the tool's to take: a number is its argument.
+    assert not policy.answers_itself('ping +447700900123 by text with "Late", plus start a 30 minute timer', [sms, timer])
     for asked in (
         'My note says: "The yoga class moved to 16:45 on Tuesday." What time is the yoga class now?',
         'Here is a message I got: "Your dentist is now at 20:45 on Thursday." When is it?',
@@ -1107,7 +1112,7 @@ def test_a_request_answers_itself_when_it_works_out_its_own_text_or_asks_about_i
         "What is the capital of Poland?",
     ):
         assert not policy.asks_about_quote(not_asked), not_asked
-        assert not policy.answers_itself(not_asked), not_asked
+        assert not policy.answers_itself(not_asked, []), not_asked
 
 
 def test_the_first_turn_is_prose_a_call_or_the_models_by_the_request_and_the_fit() -> None:

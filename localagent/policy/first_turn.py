@@ -8,7 +8,7 @@ import re
 from typing import Any, Literal
 
 from .answers import worked_out
-from .calls import _stems, no_tool_fits
+from .calls import _stems, no_tool_fits, tool_match
 from .wording import _QUOTE, _QUOTED, wants_change
 
 FirstTurn = Literal["prose", "call"]
@@ -28,19 +28,23 @@ def first_turn(
     (``answers_itself``) or no tool fits (``no_tool_fits``, under ``floor``); "call" where the
     best tool's fit reaches ``ceiling``; None: the model's first token decides. Shown get_time
     for "what the clocks read in Seoul and Sydney", the model wrote the calls as prose."""
-    if answers_itself(request) or no_tool_fits(request, tools, relevance, floor):
+    if answers_itself(request, tools) or no_tool_fits(request, tools, relevance, floor):
         return "prose"
     if ceiling is not None and max(relevance, default=float("-inf")) >= ceiling:
         return "call"
     return None
 
 
-def answers_itself(request: str) -> bool:
+def answers_itself(request: str, tools: list[dict[str, Any]]) -> bool:
     """Whether a request holds its own answer: it works something out over its own numbers
-    or quoted text (``worked_out``: "Write "pyramid" backwards"), or asks about the text it
-    quotes (``asks_about_quote``). With translate_text offered, the 0.5B model translated
-    "Thank you very much" into English when asked for it in capital letters."""
-    return worked_out(request) is not None or asks_about_quote(request)
+    or quoted text (``worked_out``: "Write "pyramid" backwards") and, outside its quotes,
+    shares no word with an offered tool ("text +44... "Running late", plus start a 30 minute
+    timer" is no sum), or it asks about the text it quotes (``asks_about_quote``). With
+    translate_text offered, the 0.5B model translated "Thank you very much" into English
+    when asked for it in capital letters."""
+    if asks_about_quote(request):
+        return True
+    return worked_out(request) is not None and tool_match(_QUOTE.sub(" ", request), tools) == 0
 
 
 def asks_about_quote(request: str) -> bool:
