@@ -39,12 +39,7 @@ def eval_cmd(
     from ..evaluation.evaluate import CaseResult, format_report, in_categories, load_cases, run_eval, sample
     from ..loop import AgentConfig
 
-    if engine not in ENGINES:
-        raise ConfigError(f"--engine must be gbnf or llguidance, not {engine!r}")
-    if mode not in ("constrained", "free"):
-        raise ConfigError(f"--mode must be constrained or free, not {mode!r}")
-    if tool_choice not in ("auto", "required"):
-        raise ConfigError(f"--tool-choice must be auto or required, not {tool_choice!r}")
+    _check_words(engine, mode, tool_choice)
     more = _more_calls(more_calls, AgentConfig.more_calls)
     floor = _relevance_floor(relevance_floor, AgentConfig.relevance_floor)
     ceiling = _relevance_ceiling(relevance_ceiling, AgentConfig.relevance_ceiling)
@@ -78,6 +73,16 @@ def eval_cmd(
         )
     d = report.to_dict()
     typer.echo(json.dumps(d, ensure_ascii=False) if as_json else format_report(d))
+
+
+def _check_words(engine: str, mode: str, tool_choice: str) -> None:
+    """The flags that take one of a few words: one line naming the flag where one does not."""
+    if engine not in ENGINES:
+        raise ConfigError(f"--engine must be gbnf or llguidance, not {engine!r}")
+    if mode not in ("constrained", "free"):
+        raise ConfigError(f"--mode must be constrained or free, not {mode!r}")
+    if tool_choice not in ("auto", "required"):
+        raise ConfigError(f"--tool-choice must be auto or required, not {tool_choice!r}")
 
 
 def _pair(arg: str | None, default: tuple[float, float] | None, flag: str, off: str, what: str) -> tuple[float, float] | None:
