@@ -82,7 +82,7 @@ class AgentConfig:
     relevance_floor: tuple[float, float] | None = (4.0, -2.0)
     # ... and where the best tool's fit reaches this, the turn is a call: a nat above the
     # highest fit of a dev no-call case (9.6), where the model's first token still chose prose
-    # for tools that plainly fit ("the share price of NVDA"). None: the first token decides.
+    # for a tool that plainly fits ("What is Intel (INTC) trading at?", fit 11.9). None: off.
     relevance_ceiling: float | None = 11.0
     # A first turn the model chose to write as prose that writes out a call of an offered tool
     # ("Below is a JSON object: {name: "get_stock_price", ...}"; policy.call_in_prose) is

@@ -9,6 +9,7 @@ from typing import Any, Literal
 
 from .answers import worked_out
 from .calls import _stems, no_tool_fits, tool_match
+from .looks import _PATH_LIKE
 from .wording import _QUOTE, _QUOTED, wants_change
 
 FirstTurn = Literal["prose", "call"]
@@ -18,7 +19,6 @@ _SENTENCE = re.compile(r"[^.?!]*\?")
 _WH = re.compile(r"\b(what|when|where|which|who|whom|whose|why|how)\b", re.IGNORECASE)
 _ASKING = frozenset({"when", "wher", "who", "whom", "whos", "why"})  # stems _stems keeps
 _BACK = re.compile(r"\b(it|that|this|they|them)\b", re.IGNORECASE)
-_PATHISH = re.compile(r"[\w./-]*\w\.[A-Za-z]\w{0,5}|[\w.-]+/[\w./-]*")
 
 
 def first_turn(
@@ -54,7 +54,7 @@ def asks_about_quote(request: str) -> bool:
     path is a file to read, not text given. Asked so, with calendar tools offered, the
     model created an event with attendees it made up."""
     quotes = [next(g for g in m.groups() if g) for m in _QUOTED.finditer(request)]
-    quotes = [q for q in quotes if not _PATHISH.fullmatch(q.strip())]
+    quotes = [q for q in quotes if not _PATH_LIKE.fullmatch(q.strip())]
     if not quotes or wants_change(request):
         return False
     end = max(_QUOTE.finditer(request), key=lambda m: m.end())
