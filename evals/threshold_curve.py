@@ -12,7 +12,10 @@ matches the tools (``policy.tool_match``: no content word shared with any tool, 
 Where the run recorded each first turn's tool fit (``relevance``, the gate of
 ``AgentConfig.relevance_floor``), the same two errors over a floor on that fit, for the
 first turn split the same way: a case calls when its fit is at least the floor (the model
-called every first-turn dev case the gate let through). Choose on dev, report on test.
+called every first-turn dev case the gate let through). Last, for the ceiling
+(``AgentConfig.relevance_ceiling``) over the first turns whose request does not answer
+itself (``policy.answers_itself``): the no-call cases at or above each ceiling, and the call
+cases the model wrote as prose below it. Choose on dev, report on test.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 from localagent.errors import ConfigError
 from localagent import policy
@@ -28,6 +32,7 @@ from localagent.evaluation.evaluate import Case, load_cases, pick_threshold, res
 
 
 FLOORS = tuple(float(x) for x in range(-4, 13))  # pointwise mutual information, nats
+CEILINGS = tuple(range(6, 14))
 
 
 def table(curve: list[dict[str, float]], what: str = "threshold") -> str:
@@ -70,7 +75,31 @@ def main() -> int:
         if name.startswith("first turn, ") and len(set(labels)) == 2:
             print(f"\n{name}, over the floor on the best tool's fit ({len(rs)} cases):\n")
             print(table(threshold_curve([r["relevance"] for r in rs], labels, FLOORS), "fit floor"))
+    print("\n" + ceiling_table(saved, cases))
     return 0
+
+
+def ceiling_table(saved: dict[str, Any], cases: list[Case]) -> str:
+    """The ceiling's two errors over ``CEILINGS``, for the first turns whose fit the run
+    recorded and whose request does not answer itself."""
+    by_id = {c.id: c for c in cases}
+    quiet, prose = [], []  # fits: no-call cases; call cases the model wrote as prose
+    for r in saved["results"]:
+        c = by_id.get(r["id"])
+        h = c.history() if c else []
+        if c is None or r.get("relevance") is None or not h or h[-1].role != "user":
+            continue
+        if policy.answers_itself(h[-1].content, c.tools):
+            continue
+        if not c.expected:
+            quiet.append(r["relevance"])
+        elif r.get("decision") == "prose":
+            prose.append(r["relevance"])
+    head = "| ceiling | " + " | ".join(str(t) for t in CEILINGS) + " |"
+    lines = [head, "|---" * (len(CEILINGS) + 1) + "|"]
+    lines.append(f"| no-call cases at or above it (of {len(quiet)}) | " + " | ".join(str(sum(f >= t for f in quiet)) for t in CEILINGS) + " |")
+    lines.append(f"| call cases the model wrote as prose, below it (of {len(prose)}) | " + " | ".join(str(sum(f < t for f in prose)) for t in CEILINGS) + " |")
+    return "\n".join(lines)
 
 
 def groups(cases: list[Case]) -> dict[str, dict[str, bool]]:

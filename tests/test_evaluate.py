@@ -12,6 +12,7 @@ import pytest
 
 from localagent.backends.base import Generation
 from localagent.backends.fake import FakeBackend
+from localagent import policy
 from localagent.errors import ConfigError
 from localagent.evaluation.evaluate import (
     Case,
@@ -642,6 +643,24 @@ def test_the_curve_script_prints_the_curve_and_marks_the_choice(tmp_path: Path) 
     p.write_text(json.dumps(run_eval(FakeBackend.scripted(["Prose."] * 4), cases).to_dict()))
     out = subprocess.run([sys.executable, str(script), str(p), "--cases", str(SUITE)], capture_output=True, text=True, timeout=120)
     assert out.returncode == 2 and "records no call masses" in out.stderr and out.stderr.count("\n") == 1
+
+
+def test_the_curve_script_prints_the_ceilings_two_errors(tmp_path: Path) -> None:
+    suite = load_cases(SUITE)
+    calls = [c for c in suite if c.category == "one_tool"][:2]
+    quiet = [c for c in suite if c.category == "no_tool" and c.history()[-1].role == "user" and not policy.answers_itself(c.history()[-1].content, c.tools)][:1]
+    results = [
+        {"id": calls[0].id, "relevance": 9.5, "decision": "prose"},  # prose below 10 and up
+        {"id": calls[1].id, "relevance": 12.0, "decision": "call"},  # called: no error at any ceiling
+        {"id": quiet[0].id, "relevance": 7.5, "decision": "prose"},  # called at a ceiling of 7 or below
+    ]
+    p = tmp_path / "r.json"
+    p.write_text(json.dumps({"results": [{**r, "text": "x", "call_mass": 0.4} for r in results]}))
+    script = Path(__file__).parent.parent / "evals" / "threshold_curve.py"
+    out = subprocess.run([sys.executable, str(script), str(p), "--cases", str(SUITE)], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert "| no-call cases at or above it (of 1) | 1 | 1 | 0 | 0 | 0 | 0 | 0 | 0 |" in out.stdout
+    assert "| call cases the model wrote as prose, below it (of 1) | 0 | 0 | 0 | 0 | 1 | 1 | 1 | 1 |" in out.stdout
 
 
 def _after_result(expected_answer: list[str], question: str = "What's the weather in Paris?") -> Case:
