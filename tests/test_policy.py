@@ -1155,6 +1155,9 @@ def test_a_question_no_tool_fits_is_given_the_value_it_works_out() -> None:
     assert policy.worked_out('Rewrite "How much does it cost" all in upper case.') == ("'How much does it cost'.upper()", "HOW MUCH DOES IT COST")
     assert policy.worked_out("How many fruits: kiwi, pear?") is None  # names no operation it can work out
     assert policy.worked_out('Put "ab" in upper case and spell it backwards.') is None  # two: not one to give
+    # Two named, one of them what the text is turned into.
+    assert policy.worked_out('"Go on": convert every lowercase letter to uppercase.') == ("'Go on'.upper()", "GO ON")
+    assert policy.worked_out('Give me "calendar" with its letters in the opposite order.') == ("'calendar'[::-1]", "radnelac")
     assert policy.with_worked_out('"necessary" backwards is "necessary".', 'Spell "necessary" backwards.') == "yrassecen"
     assert policy.with_worked_out("It is 115.", "What is 36 plus 79?") == "It is 115."
     assert "115" in (policy.worked_out_prompt("What is 36 plus 79?") or "") and policy.worked_out_prompt("Hello") is None

@@ -286,6 +286,8 @@ def expressions(task: str, history: list[Message], limit: int = 6) -> list[str]:
     # The operation the question names, when it names exactly one: given the choice, the
     # 0.5B model summed for "which is larger" and took the length for "backwards".
     named = [op for op, rx in _OPERATIONS.items() if op in ops and rx.search(task)]
+    if len(named) > 1:  # "convert every lowercase letter to uppercase": the one it turns into
+        named = [op for op in named if re.search(r"\b(?:to|into)\s+(?:all\s+)?(?:" + _OPERATIONS[op].pattern + ")", task, re.IGNORECASE)] or named
     return ops[named[0]] if len(named) == 1 else [e for es in ops.values() for e in es]
 
 

@@ -189,7 +189,7 @@ _OPERATIONS = {
     "product": re.compile(r"\b(times|multiplied|product)\b|\d\s*[*\u00d7]\s*\d", re.IGNORECASE),
     "reverse": re.compile(
         r"\b(backwards?|reversed?|reverse|mirrored|inverted)\b|\bfrom the last letter\b|\blast (letter|character) (to|first)\b"
-        r"|\bright to left\b|\bback to front\b|\bend to (start|beginning)\b|\bread (it )?from the end\b(?! of)", re.IGNORECASE
+        r"|\bright to left\b|\bback to front\b|\bend to (start|beginning)\b|\bread (it )?from the end\b(?! of)|\bletters in (the )?opposite order\b", re.IGNORECASE
     ),
     "length": re.compile(r"\bhow many (letters|characters)\b|\blength\b", re.IGNORECASE),
     "upper": re.compile(r"\b(capital letters|in capitals|upper[- ]?case|all caps|in caps)\b", re.IGNORECASE),
