@@ -1,6 +1,6 @@
 """The dev and test splits of the tool-call suite, generated from templates.
 
-    python evals/generate_cases.py          # writes evals/cases-{dev,test,test2,test3}.jsonl
+    python evals/generate_cases.py          # writes evals/cases-{dev,test,test2,test3,test4}.jsonl
     python evals/generate_cases.py --check  # exit 1 when either file is not what would be written
 
 Pure and seeded. Each family of ``case_families.py`` draws values and says which
@@ -25,10 +25,10 @@ sys.path.insert(0, str(Path(__file__).parent))  # case_families sits beside this
 from case_families import FAMILIES, Draft, Family  # noqa: E402
 
 HERE = Path(__file__).parent
-# split -> seed; test2's and test3's wordings were written blind (by a helper that read neither
-# the code nor any result), test2 after test had been run once, test3 after test2 had: each
-# reports what was chosen after the run before it.
-SPLITS = {"dev": 2301, "test": 2302, "test2": 2303, "test3": 2304}
+# split -> seed; test2's, test3's and test4's wordings were written blind (by a helper that read
+# neither the code nor any result), each after the split before it had been run: each reports
+# what was chosen after the run before it.
+SPLITS = {"dev": 2301, "test": 2302, "test2": 2303, "test3": 2304, "test4": 2305}
 # Cases per category in each split; several-calls and no-call are the kinds issue 23 measures.
 COUNTS = {"one_tool": 24, "choose_tool": 21, "multiple_calls": 45, "no_tool": 44, "nested_args": 20, "enums": 20, "number_words": 20}
 TRIES = 200  # draws of one case before a family is judged unable to give a new question
@@ -49,7 +49,7 @@ def load_wordings() -> dict[str, dict[str, list[str]]]:
 
 
 def generate(split: str) -> list[dict[str, Any]]:
-    """Every case of ``split`` (dev, test, test2 or test3), in a fixed order: categories as in ``COUNTS``,
+    """Every case of ``split`` (dev, test or a later test split), in a fixed order: categories as in ``COUNTS``,
     their families in turn, each family's wordings in turn."""
     rng = random.Random(SPLITS[split])
     tools, wordings = tool_defs(), load_wordings()
