@@ -663,10 +663,7 @@ class Agent:
         retry = self._generate(msgs, s.schemas if tools_shown else [], grammar, s.ev, threshold, s.inflight.streamed, choice, s.task)
         s.usage.add(retry)
         retry.repeat_guard = first.repeat_guard or [c.canonical() for c in calls] or None  # none: not a repeat
-        retry.prompt_tokens += first.prompt_tokens
-        retry.prompt_tokens_evaluated += first.prompt_tokens_evaluated
-        retry.completion_tokens += first.completion_tokens
-        retry.seconds += first.seconds  # the discarded turn took model time too
+        retry.pay_for(first)  # the discarded turn took model time too
         if self._unless_failed(s, retry, t0) is None:
             return None
         return (retry, *self._calls(retry, s.step))

@@ -94,6 +94,13 @@ class Generation:
     # A backend's own notes for the trace (StepInfo's middle keys): nothing reads them.
     details: StepInfo = field(default_factory=StepInfo)
 
+    def pay_for(self, discarded: "Generation") -> None:
+        """Add a turn generated before this one and discarded: its tokens and time count too."""
+        self.prompt_tokens += discarded.prompt_tokens
+        self.prompt_tokens_evaluated += discarded.prompt_tokens_evaluated
+        self.completion_tokens += discarded.completion_tokens
+        self.seconds += discarded.seconds
+
     @property
     def prompt_tokens_reused(self) -> int:
         """Prompt tokens served from the KV cache."""

@@ -745,10 +745,14 @@ def first_turn_gate(backend: Backend, case: Case, config: AgentConfig) -> tuple[
     """As ``run`` does at its first step: the kind of turn the case's request decides (prose,
     a call; ``decoding.first_turn``), for a case that is a first turn asked under tool choice auto."""
     history = case.history()
-    first = all(m.role in ("system", "user") for m in history) and bool(history) and history[-1].role == "user"
-    if not (first and config.constrained and first_token_threshold(config, ToolChoice.parse(config.tool_choice)) is not None):
+    if not (_first_turn(history) and config.constrained and first_token_threshold(config, ToolChoice.parse(config.tool_choice)) is not None):
         return None, None
     return first_turn(backend, last_user_text(history), case.tools, config)
+
+
+def _first_turn(history: list[Message]) -> bool:
+    """Whether ``history`` asks a run's first turn: the user's request, nothing answered yet."""
+    return all(m.role in ("system", "user") for m in history) and bool(history) and history[-1].role == "user"
 
 
 def answer_from_evidence(case: Case, backend: Backend, config: AgentConfig) -> Generation:
@@ -776,10 +780,7 @@ def answer_on_repeat(case: Case, gen: Generation, backend: Backend, config: Agen
         return gen
     retry = answer_from_evidence(case, backend, config)
     retry.repeat_guard = [canonical(c.name, c.arguments) for c in calls]
-    retry.prompt_tokens += gen.prompt_tokens
-    retry.prompt_tokens_evaluated += gen.prompt_tokens_evaluated
-    retry.completion_tokens += gen.completion_tokens
-    retry.seconds += gen.seconds
+    retry.pay_for(gen)
     retry.decision, retry.call_mass = gen.decision, gen.call_mass  # the first token's decision is the case's
     return retry
 
@@ -789,16 +790,12 @@ def call_asked_again(case: Case, gen: Generation, backend: Backend, config: Agen
     write as prose that writes out a call of an offered tool (``policy.call_in_prose``) is
     asked again, as a call. Both turns' tokens and time count."""
     history = case.history()
-    first = all(m.role in ("system", "user") for m in history)
     names = [t["function"]["name"] for t in case.tools]
     prose = gen.decision == "prose" and not parse(gen.text).calls
-    if not (config.retry_prose_calls and config.constrained and first and prose and policy.call_in_prose(gen.text, names)):
+    if not (config.retry_prose_calls and config.constrained and _first_turn(history) and prose and policy.call_in_prose(gen.text, names)):
         return gen
     retry = backend.generate(history, case.tools, generate_options(case, config, first="call"))
-    retry.prompt_tokens += gen.prompt_tokens
-    retry.prompt_tokens_evaluated += gen.prompt_tokens_evaluated
-    retry.completion_tokens += gen.completion_tokens
-    retry.seconds += gen.seconds
+    retry.pay_for(gen)
     retry.decision, retry.call_mass = "call", gen.call_mass
     return retry
 

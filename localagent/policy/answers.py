@@ -17,7 +17,7 @@ from ..tools.calculate import evaluate
 from ..tools.workspace import WorkspaceError
 from .calls import call_results
 from .looks import search_hits
-from .wording import _OPERATIONS, _QUOTE, _QUOTED, asks_only, asks_which_file, computes, task_words, wants_change
+from .wording import _OPERATIONS, _QUOTE, asks_only, asks_which_file, computes, quoted, task_words, wants_change
 
 
 @dataclass
@@ -279,10 +279,10 @@ def expressions(task: str, history: list[Message], limit: int = 6) -> list[str]:
         ops["sum"], ops["max"], ops["min"] = [" + ".join(nums)], [f"max({', '.join(nums)})"], [f"min({', '.join(nums)})"]
         if len(nums) == 2:
             ops["difference"], ops["product"] = [f"{nums[0]} - {nums[1]}"], [f"{nums[0]} * {nums[1]}"]
-    quoted = [next(g for g in m.groups() if g) for m in _QUOTED.finditer(task)]
-    if quoted:
-        ops["reverse"], ops["length"] = [f"{q!r}[::-1]" for q in quoted], [f"len({q!r})" for q in quoted]
-        ops["upper"], ops["lower"] = [f"{q!r}.upper()" for q in quoted], [f"{q!r}.lower()" for q in quoted]
+    texts = quoted(task)
+    if texts:
+        ops["reverse"], ops["length"] = [f"{q!r}[::-1]" for q in texts], [f"len({q!r})" for q in texts]
+        ops["upper"], ops["lower"] = [f"{q!r}.upper()" for q in texts], [f"{q!r}.lower()" for q in texts]
     # The operation the question names, when it names exactly one: given the choice, the
     # 0.5B model summed for "which is larger" and took the length for "backwards".
     named = [op for op, rx in _OPERATIONS.items() if op in ops and rx.search(task)]

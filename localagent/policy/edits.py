@@ -9,7 +9,7 @@ from ..tools.base import Tool
 from ..tools.builtin import CONFIG_SUFFIXES, SETTING
 from ..tools.workspace import PATH_SHAPED, Workspace, path_words
 from .looks import _may_mean, unread_named
-from .wording import _CHANGE_WORD, _QUOTED, appends, task_words, wants_change
+from .wording import _CHANGE_WORD, appends, quoted, task_words, wants_change
 
 
 def writes_files(t: Tool) -> bool:
@@ -135,9 +135,9 @@ def new_word(task: str) -> str | None:
     if m := _RENAME_TO.search(task):  # not the last 'to': "rename emit to publish, including every call to it"
         return m.group(1)
     tail = parts[-1]
-    quoted = [next(g for g in m.groups() if g) for m in _QUOTED.finditer(tail)]
-    if quoted:
-        return quoted[0] if len(quoted) == 1 and _ONE_WORD.fullmatch(quoted[0]) else None
+    texts = quoted(tail)
+    if texts:
+        return texts[0] if len(texts) == 1 and _ONE_WORD.fullmatch(texts[0]) else None
     word = re.match(r"\s*([A-Za-z_]\w*)", tail) if _RENAME.search(task) else None
     return word.group(1) if word else None
 
@@ -197,10 +197,10 @@ def content_choices(task: str, sources: list[str], creates: bool = False) -> lis
         return list(dict.fromkeys(p for text in sources for p in copy_pieces(text))) or None
     if not (append or (creates and not sources)):
         return None
-    quoted = [q for m in _QUOTED.finditer(task) if not PATH_SHAPED.fullmatch(q := next(g for g in m.groups() if g))]
-    if len(quoted) == 1:
-        return [quoted[0]]
-    if quoted:
+    texts = [q for q in quoted(task) if not PATH_SHAPED.fullmatch(q)]
+    if len(texts) == 1:
+        return [texts[0]]
+    if texts:
         return None
     for rx in (_SAYS, _AFTER_COLON, _PUT_AT_END if append else None):
         if rx and (m := rx.search(task)) and not PATH_SHAPED.fullmatch(m.group(1)):

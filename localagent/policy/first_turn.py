@@ -10,7 +10,7 @@ from typing import Any, Literal
 from .answers import worked_out
 from .calls import _stems, no_tool_fits, tool_match
 from .looks import _PATH_LIKE
-from .wording import _QUOTE, _QUOTED, wants_change
+from .wording import _QUOTE, quoted, wants_change
 
 FirstTurn = Literal["prose", "call"]
 
@@ -49,12 +49,11 @@ def answers_itself(request: str, tools: list[dict[str, Any]]) -> bool:
 
 def asks_about_quote(request: str) -> bool:
     """Whether a request's question is about the text it quotes: a question in a sentence of
-    its own after the quote, holding none, that names a word of it or points back to it ("My note says: "The yoga
-    class moved to 16:45." What time is the yoga class now?", "... When is it?"). A quoted
-    path is a file to read, not text given. Asked so, with calendar tools offered, the
-    model created an event with attendees it made up."""
-    quotes = [next(g for g in m.groups() if g) for m in _QUOTED.finditer(request)]
-    quotes = [q for q in quotes if not _PATH_LIKE.fullmatch(q.strip())]
+    its own after the quote, holding none, that names a word of it or points back to it
+    ("My note says: "The yoga class moved to 16:45." What time is the yoga class now?",
+    "... When is it?"). A quoted path is a file to read, not text given. Asked so, with
+    calendar tools offered, the model created an event with attendees it made up."""
+    quotes = [q for q in quoted(request) if not _PATH_LIKE.fullmatch(q.strip())]
     if not quotes or wants_change(request):
         return False
     end = max(_QUOTE.finditer(request), key=lambda m: m.end())

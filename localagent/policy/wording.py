@@ -201,3 +201,8 @@ _OPERATIONS = {
 # its new text or what to work out in quotes (_QUOTED).
 _QUOTE = re.compile(r"\"[^\"\n]*\"|\u201c[^\u201d\n]*\u201d|(?<!\w)'[^'\n]*'(?!\w)")
 _QUOTED = re.compile(r"(?<!\w)'([^'\n]+)'(?!\w)|\"([^\"\n]+)\"|\u201c([^\u201d\n]+)\u201d")
+
+
+def quoted(text: str) -> list[str]:
+    """The texts ``text`` quotes, in order, without their quote marks (``_QUOTED``)."""
+    return [next(g for g in m.groups() if g) for m in _QUOTED.finditer(text)]
