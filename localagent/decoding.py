@@ -9,8 +9,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Callable
 
 from . import policy
-from .backends.base import Backend, GenerateOptions, MoreCalls
+from .backends.base import Backend, Generation, GenerateOptions, MoreCalls
 from .constraint.grammar import Constraint, ToolChoice
+from .formats import parse, render_call
+from .messages import Message
 from .policy import CallPlan
 
 if TYPE_CHECKING:  # loop.py imports this module: a runtime import would be a cycle
@@ -34,7 +36,7 @@ def decoding_options(
     if constraint is not None and parallel and config.more_calls is not None:
         parts = plan.parts if config.parts_named else ()
         tools = plan.tools if config.part_tools else ()
-        more = MoreCalls(plan.implied, *config.more_calls, parts=parts, tools=tools)
+        more = MoreCalls(plan.implied, *config.more_calls, parts=parts, tools=tools, optional=plan.optional)
     return GenerateOptions(
         max_tokens=config.max_tokens,
         temperature=config.temperature,
@@ -80,3 +82,18 @@ def first_turn(backend: Backend, request: str, tools: list[dict[str, Any]], conf
     if not scores:
         return ("prose" if policy.answers_itself(request, tools) else None), None
     return policy.first_turn(request, tools, scores, config.relevance_floor, config.relevance_ceiling), round(max(scores), 3)
+
+
+def ask(backend: Backend, msgs: list[Message], schemas: list[dict[str, Any]], options: GenerateOptions, request: str, config: AgentConfig) -> Generation:
+    """One turn of the model under ``options``; under the constraint, its calls without the
+    optional texts the request does not give (``policy.unasked``; ``AgentConfig.drop_unasked``)."""
+    gen = backend.generate(msgs, schemas, options)
+    if not (config.drop_unasked and config.constrained and schemas and request):
+        return gen
+    parsed = parse(gen.text)
+    if not parsed.calls or parsed.errors or parsed.content.strip():
+        return gen
+    kept = policy.unasked(request, [(c.name, c.arguments) for c in parsed.calls], schemas)
+    if kept != [c.arguments for c in parsed.calls]:
+        gen.text = "\n".join(render_call(c.name, args) for c, args in zip(parsed.calls, kept))
+    return gen

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, Callable, Literal, Sequence
 
 from .backends.base import Backend, Generation
-from .decoding import decoding_options, first_token_threshold, first_turn, several_calls
+from .decoding import ask, decoding_options, first_token_threshold, first_turn, several_calls
 from .dispatch import Dispatcher
 from .errors import ConfigError, ConstraintError, ErrorKind, ToolErrorInfo
 from .formats import CALL_CLOSE, CALL_OPEN, parse
@@ -66,6 +66,9 @@ class AgentConfig:
     # ... and each next call is of the tool its part points to, or the last call's
     # (policy.next_tool): the model took the tools in the order offered.
     part_tools: bool = True
+    # An optional text argument the request does not give is left out of the call
+    # (policy.unasked): the 0.5B model labelled timers nobody asked to label.
+    drop_unasked: bool = True
     reason: bool = False
     max_result_tokens: int = 800
     context_limit: int | None = None  # fold above this many prompt tokens (default: the window)
@@ -759,7 +762,7 @@ class Agent:
 
         plan = policy.call_plan(task, msgs, schemas)
         options = decoding_options(self.config, constraint, threshold=threshold, choice=choice, on_text=on_text, plan=plan)
-        return self.backend.generate(msgs, schemas, options)
+        return ask(self.backend, msgs, schemas, options, task, self.config)
 
     def _check_reuse(self, gen: Generation, previous: int) -> int:
         """Note in ``gen.info`` when the KV cache kept less than the previous prompt,

@@ -348,6 +348,15 @@ def test_below_the_implied_count_a_part_no_call_names_is_needed_to_go_on() -> No
     assert decode(b, opts, matcher(b, opts)).text == CALL  # the one call names both parts
 
 
+def test_a_call_naming_no_part_the_calls_before_left_is_cut_and_ends_the_turn() -> None:
+    call_c = CALL.replace("notes.txt", "b.txt")
+    b = decoder(CALL + "\n" + CALL_B + "\n" + call_c)
+    parts = ("read notes.txt", "a.txt", "and tell me what they say")
+    opts = replace(options(parallel_calls=True), more_calls=MoreCalls(3, 0.0, 1.0, parts=parts))
+    g = decode(b, opts, matcher(b, opts))
+    assert g.text == CALL + "\n" + CALL_B and g.repeats_cut == 1  # b.txt is in no part
+
+
 LIST_CALL = CALL_B.replace("read_file", "list_dir")
 
 

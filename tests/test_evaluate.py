@@ -403,6 +403,21 @@ def test_run_eval_report_shape() -> None:
     assert "overall" in table and "66.7%" in table and "format failures: 0" in table
 
 
+def test_an_optional_text_the_request_does_not_give_is_left_out_before_scoring() -> None:
+    timer = {"type": "function", "function": {"name": "set_timer", "parameters": {"type": "object", "properties": {
+        "minutes": {"type": "integer"}, "label": {"type": "string"}}, "required": ["minutes"]}}}
+    c = Case("t", "timer", [{"role": "user", "content": "Set a timer for twelve minutes."}], [timer],
+             [ExpectedCall("set_timer", {"minutes": [12], "label": [""]})])
+    made_up = render_call("set_timer", {"minutes": 12, "label": "Twelve minute timer"})
+    d = run_eval(FakeBackend.scripted([made_up]), [c], "constrained", relevance_floor=None).to_dict()
+    assert d["results"][0]["calls"] == [{"name": "set_timer", "arguments": {"minutes": 12}}] and d["right"] == 1
+    # Asked for in the request's own words, the label stays.
+    c.messages[0]["content"] = 'Set a timer for twelve minutes called "tea".'
+    kept = render_call("set_timer", {"minutes": 12, "label": "tea"})
+    d = run_eval(FakeBackend.scripted([kept]), [c], "constrained", relevance_floor=None).to_dict()
+    assert d["results"][0]["calls"][0]["arguments"]["label"] == "tea"
+
+
 def test_constrained_mode_sends_the_tools_grammar_and_free_mode_none() -> None:
     from localagent.evaluation.evaluate import eval_config, generate_options
 

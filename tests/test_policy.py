@@ -894,6 +894,55 @@ def test_parts_left_are_those_no_call_names_yet() -> None:
     assert policy.parts_left(["wait 15 minutes"], [{"minutes": 5}]) == 1
 
 
+def test_a_value_names_a_part_by_a_word_of_its_own_or_as_a_code() -> None:
+    assert policy.names("Oslo, Norway", "rainy or what in Oslo")  # a word of it starts one of the part
+    assert not policy.names("notes.txt", "a.txt")  # "notes.txt" is one word: its "txt" names nothing
+    assert not policy.names("Running late, start without me", "start a 15-minute timer")  # a sentence, by its words
+    for code, company in [("NFLX", "Netflix"), ("AAPL", "Apple"), ("INTC", "Intel"), ("MSFT", "Microsoft"), ("NVDA", "Nvidia")]:
+        assert policy.names(code, f"how is {company} trading"), code
+    assert not policy.names("GOOGL", "how are Netflix and Nvidia trading")
+    assert not policy.names("CAD", "can you convert it")  # a code of three needs all its letters
+    assert not policy.names("aapl", "how is Apple doing")  # a code is written in capitals
+    # Rome + Oslo: "+" between spaces joins two parts, not a phone number's.
+    assert policy.request_parts("weather now in Rome + Oslo forecast") == ["weather now in Rome", "Oslo forecast"]
+    assert policy.calls_implied("text +4915112345678 now") == 1
+
+
+def test_an_optional_text_the_request_does_not_give_is_left_out() -> None:
+    timer = {"type": "function", "function": {"name": "set_timer", "parameters": {"type": "object", "properties": {
+        "minutes": {"type": "integer"}, "label": {"type": "string"}}, "required": ["minutes"]}}}
+    sms = {"type": "function", "function": {"name": "send_sms", "parameters": {"type": "object", "properties": {
+        "phone_number": {"type": "string"}, "message": {"type": "string"}, "priority": {"type": "string", "enum": ["low", "high"]}},
+        "required": ["phone_number", "message"]}}}
+    tools = [timer, sms]
+    assert policy.optional_texts(tools) == {("set_timer", "label")}  # not an enum, not a required text
+    folder = {"type": "function", "function": {"name": "list_dir", "parameters": {"type": "object", "properties": {
+        "path": {"type": "string", "default": "."}}}}}
+    assert not policy.optional_texts([folder])  # a default: the value may come from the folder shown
+
+    def kept(request: str, *calls: tuple[str, dict[str, object]]) -> list[dict[str, object]]:
+        return policy.unasked(request, list(calls), tools)
+
+    assert kept("Set a timer for 10 minutes.", ("set_timer", {"minutes": 10, "label": "Key Timer"})) == [{"minutes": 10}]
+    # Given word for word, it stays; quoted or not.
+    assert kept('Set a 10 minute timer called "pasta".', ("set_timer", {"minutes": 10, "label": "pasta"}))[0]["label"] == "pasta"
+    assert kept("Start a tea timer for 4 minutes, label it green tea.", ("set_timer", {"minutes": 4, "label": "green tea"}))[0]["label"] == "green tea"
+    # In the request, but telling another parameter again: not a label.
+    assert kept("Start a countdown of twelve minutes.", ("set_timer", {"minutes": 12, "label": "Countdown of twelve minutes"})) == [{"minutes": 12}]
+    # In the request, but another argument of the turn: the SMS sent beside it.
+    sent = ("send_sms", {"phone_number": "+331", "message": "Dinner is at eight."})
+    assert kept('Text "Dinner is at eight" to +331 and start a 5 minute timer.', sent, ("set_timer", {"minutes": 5, "label": "Dinner is at eight."})) == [
+        sent[1], {"minutes": 5}]
+    # Nor does an optional text name a part of the request: the label is no SMS sent.
+    optional = policy.optional_texts(tools)
+    parts = policy.request_parts('Start a 5 minute timer and text "Dinner is at eight" to +331.')
+    labelled = policy.naming([("set_timer", {"minutes": 5, "label": "Dinner is at eight"})], optional)
+    assert labelled == [{"minutes": 5}] and policy.parts_left(parts, labelled) == 1
+    # Required texts and enums are never left out.
+    assert kept("Set a timer.", ("send_sms", {"phone_number": "+1", "message": "hi", "priority": "high"})) == [
+        {"phone_number": "+1", "message": "hi", "priority": "high"}]
+
+
 def test_a_part_keeps_its_quoted_text_and_underscores_read_as_spaces() -> None:
     ticket = policy.request_parts('Open a ticket: "Disk almost full", severity medium, component frontend.')
     assert len(ticket) == 3 and "Disk almost full" in ticket[0]
@@ -1158,6 +1207,7 @@ def test_a_question_no_tool_fits_is_given_the_value_it_works_out() -> None:
     # Two named, one of them what the text is turned into.
     assert policy.worked_out('"Go on": convert every lowercase letter to uppercase.') == ("'Go on'.upper()", "GO ON")
     assert policy.worked_out('Give me "calendar" with its letters in the opposite order.') == ("'calendar'[::-1]", "radnelac")
+    assert policy.worked_out('If you invert the letter order of "pyramid", what comes out?') == ("'pyramid'[::-1]", "dimaryp")
     assert policy.with_worked_out('"necessary" backwards is "necessary".', 'Spell "necessary" backwards.') == "yrassecen"
     assert policy.with_worked_out("It is 115.", "What is 36 plus 79?") == "It is 115."
     assert "115" in (policy.worked_out_prompt("What is 36 plus 79?") or "") and policy.worked_out_prompt("Hello") is None

@@ -84,7 +84,7 @@ class Generation:
     forced_tokens: int | None = None  # tokens jump-forward inserted without sampling
     forced_dropped: int | None = None  # inserted tokens the plain path would not have chosen
     more_masses: list[float] | None = None  # after each call of a turn: the probability of another
-    repeats_cut: int | None = None  # calls cut from the turn: the same call again
+    repeats_cut: int | None = None  # calls cut from the turn: the same call again, or one naming no new part
     warm_start: str | None = None  # the prefix state from disk: "loaded", "saved" or "not saved"
     # What the loop noted about the step:
     unsupported_answer: str | None = None  # an answer not taken: numbers nothing found holds
@@ -136,6 +136,8 @@ class MoreCalls:
     # The tool each part points to (policy.part_tool): where given, each next call is that
     # part's tool, or the last call's (policy.next_tool); the model writes the arguments.
     tools: tuple[str, ...] = ()
+    # (tool, parameter) of the optional texts, whose values name no part (policy.naming).
+    optional: frozenset[tuple[str, str]] = frozenset()
 
 
 @dataclass

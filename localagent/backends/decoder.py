@@ -20,7 +20,7 @@ import numpy as np
 
 from ..constraint.jump import forced_text
 from ..constraint import Matcher
-from ..formats import CALL_OPEN, parse
+from ..formats import CALL_OPEN, ParsedCall, parse
 from ..messages import canonical
 from .. import policy
 from ..policy import STRUCTURED_STARTS
@@ -221,7 +221,16 @@ class Decoder:
         calls = parse(text).calls
         if len(calls) >= mc.implied:
             return False
-        return not mc.parts or policy.parts_left(mc.parts, [c.arguments for c in calls]) > 0
+        return not mc.parts or policy.parts_left(mc.parts, policy.naming([(c.name, c.arguments) for c in calls], mc.optional)) > 0
+
+    @staticmethod
+    def _names_nothing_new(mc: MoreCalls, prior: list[ParsedCall], last: ParsedCall) -> bool:
+        """Whether a call after the first names no part of the request that the calls before
+        it left unnamed: a fourth room where three were named, Oslo again in Fahrenheit."""
+        if not (prior and mc.parts):
+            return False
+        args = policy.naming([(c.name, c.arguments) for c in [*prior, last]], mc.optional)
+        return policy.parts_left(mc.parts, args[:-1]) == policy.parts_left(mc.parts, args)
 
     def _close_call(self, tok: int, rest: str, r: _Reply) -> tuple[bool, np.ndarray | None]:
         """A call's arguments just ended (``tok`` was their last token) in a turn that may hold
@@ -242,7 +251,7 @@ class Decoder:
         prior = parse(text[:start]).calls
         before = [canonical(c.name, c.arguments) for c in prior]
         last = parse(text[start:]).calls
-        if last and canonical(last[0].name, last[0].arguments) in before:
+        if last and (canonical(last[0].name, last[0].arguments) in before or self._names_nothing_new(r.options.more_calls, prior, last[0])):
             r.cut_at, r.repeats_cut, r.finish = len(text[:start].rstrip()), r.repeats_cut + 1, "stop"
             return True, None
         z = rows[-1].astype(np.float64)

@@ -27,7 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from ..backends.base import Backend, Generation, GenerateOptions
 from .. import policy
-from ..decoding import decoding_options, first_token_threshold, first_turn, several_calls
+from ..decoding import ask, decoding_options, first_token_threshold, first_turn, several_calls
 from ..errors import ConfigError, ConstraintError
 from ..formats import CALL_OPEN, ParsedCall, parse, render_call
 from ..constraint.grammar import Engine, ToolChoice, build_constraint
@@ -794,7 +794,7 @@ def call_asked_again(case: Case, gen: Generation, backend: Backend, config: Agen
     prose = gen.decision == "prose" and not parse(gen.text).calls
     if not (config.retry_prose_calls and config.constrained and _first_turn(history) and prose and policy.call_in_prose(gen.text, names)):
         return gen
-    retry = backend.generate(history, case.tools, generate_options(case, config, first="call"))
+    retry = ask(backend, history, case.tools, generate_options(case, config, first="call"), last_user_text(history), config)
     retry.pay_for(gen)
     retry.decision, retry.call_mass = "call", gen.call_mass
     return retry
@@ -837,7 +837,7 @@ def run_eval(
         elif none:
             gen = answer_no_tool(case, backend, config, options)
         else:
-            gen = backend.generate(case.history(), case.tools, options)
+            gen = ask(backend, case.history(), case.tools, options, last_user_text(case.history()), config)
             gen = answer_on_repeat(case, call_asked_again(case, gen, backend, config), backend, config)
         gen.relevance = relevance
         if kind:

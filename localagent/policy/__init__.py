@@ -35,12 +35,16 @@ from .calls import (
     call_results,
     calls_implied,
     calls_implied_now,
+    names,
+    naming,
     next_tool,
     no_tool_fits,
+    optional_texts,
     part_tool,
     parts_left,
     request_parts,
     tool_match,
+    unasked,
 )
 from .edits import (
     COPIED_TEXT,
@@ -93,7 +97,8 @@ __all__ = [
     "appends", "asks_only", "asks_which_file", "computes", "task_words", "wants_change",
     # calls
     "MAX_CALLS", "STRUCTURED_STARTS", "CallPlan", "answered", "call_plan", "call_results", "calls_implied",
-    "calls_implied_now", "next_tool", "no_tool_fits", "part_tool", "parts_left", "request_parts", "tool_match",
+    "calls_implied_now", "names", "naming", "next_tool", "no_tool_fits", "optional_texts", "part_tool", "parts_left", "request_parts",
+    "tool_match", "unasked",
     # looks
     "PATH_ERRORS", "WORKSPACE_TOOLS", "Repeat", "answers_once_read", "counted_files", "covered", "finds_first", "found_by_search",
     "hits_to_read", "manifests_to_read", "means_the_same", "missing_named", "must_look", "named_files", "on_repeat", "read_whole", "rereads",

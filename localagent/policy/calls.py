@@ -18,8 +18,8 @@ STRUCTURED_STARTS = ("{", "[", "`", "<")
 
 
 # What joins the parts of a request that each need a call: "Seoul, Madrid and Dublin",
-# "convert 5 USD to CAD; also, what is Intel at?". Quoted text is taken out first.
-_PARTS = re.compile(r"[,;](?=\s)|&|\b(?:and|plus|also|then|as well as)\b|[?.!](?=\s)", re.IGNORECASE)
+# "convert 5 USD to CAD; also, what is Intel at?", "weather in Rome + Oslo forecast". Quoted text is taken out first.
+_PARTS = re.compile(r"[,;](?=\s)|&|(?<=\s)\+(?=\s)|\b(?:and|plus|also|then|as well as)\b|[?.!](?=\s)", re.IGNORECASE)
 
 
 def calls_implied(request: str) -> int:
@@ -41,19 +41,50 @@ def request_parts(request: str) -> list[str]:
 
 
 def parts_left(parts: Collection[str], arguments: list[dict[str, Any]]) -> int:
-    """The parts that no call's argument values name yet: "a flat white, size medium,
-    whole milk" is one call naming all three; "Seoul, Madrid and Dublin" after a call
-    for Seoul has two left. A value counts where a word starts with it ("cool": "cooling"),
-    or where it holds the whole part ("Hello, world!" names "world!"); "_" and "-" count as
-    spaces ("living_room": "living room")."""
-    values = [_plain(v) for a in arguments for v in _values(a) if len(v) >= 2 or v.isdigit()]
+    """The parts that no call's argument values name yet (``names``): "a flat white, size
+    medium, whole milk" is one call naming all three; "Seoul, Madrid and Dublin" after a call
+    for Seoul has two left."""
+    values = [v for a in arguments for v in _values(a) if len(v) >= 2 or v.isdigit()]
+    return sum(not any(names(v, p) for v in values) for p in parts)
 
-    def named(part: str) -> bool:
-        p = _plain(part)
-        whole = re.compile(r"(?<!\w)" + re.escape(p) + r"(?!\w)")
-        return any(re.search(r"(?<!\w)" + re.escape(v), p) or whole.search(v) for v in values)
 
-    return sum(not named(p) for p in parts)
+def names(value: str, part: str) -> bool:
+    """Whether an argument value names a part of the request: a word of the part starts with
+    it ("cool": "cooling"), it holds the whole part ("Hello, world!" names "world!"), a word
+    of a value of up to three starts a word of the part ("Oslo, Norway": "in Oslo"), or it is a code abbreviating
+    a word of the part ("NFLX": "Netflix"). "_" and "-" count as spaces ("living_room")."""
+    v, p = _plain(value), _plain(part)
+    if re.search(r"(?<!\w)" + re.escape(v), p) or re.search(r"(?<!\w)" + re.escape(p) + r"(?!\w)", v):
+        return True
+    if len(v.split()) <= 3 and any(re.search(r"(?<!\w)" + re.escape(w), p) for w in _content_words(v)):
+        return True  # a name with more to it; not a sentence, whose "start" names "start a timer"
+    return bool(_CODE.fullmatch(value)) and any(_abbreviates(value.lower(), w) for w in re.findall(r"[a-z]{3,}", p) if w not in _COMMON)
+
+
+_CODE = re.compile(r"[A-Z]{3,5}")  # a ticker, a currency, an airport
+
+
+def _content_words(text: str) -> list[str]:
+    """The words of ``text`` set apart by spaces, three letters or more, not the most common
+    ("notes.txt" is one word: its "txt" names no other file)."""
+    words = (w.strip(".,;:!?\"'()") for w in text.split())
+    return [w for w in words if len(w) >= 3 and any(c.isalpha() for c in w) and w not in _COMMON]
+
+
+def _abbreviates(code: str, word: str) -> bool:
+    """Whether ``code`` abbreviates ``word``: the same first letter, and its other letters in
+    the word's rest, in order, one missing from a code of four or five ("intc": "intel",
+    "aapl": "apple")."""
+    if code[0] != word[0]:
+        return False
+    rest, letters = word[1:], code[1:]
+    # The longest common subsequence of the two rests, row by row.
+    row = [0] * (len(rest) + 1)
+    for ch in letters:
+        prev = row[:]
+        for j, w in enumerate(rest, 1):
+            row[j] = prev[j - 1] + 1 if ch == w else max(prev[j], row[j - 1])
+    return row[-1] >= len(letters) - len(code) // 4
 
 
 def _plain(text: str) -> str:
@@ -116,11 +147,13 @@ def calls_implied_now(request: str, msgs: list[Message]) -> int:
 @dataclass(frozen=True)
 class CallPlan:
     """What a turn that may hold several calls is told of the request: how many calls it
-    implies, its parts, and the tool each part's words point to ("" where none does)."""
+    implies, its parts, the tool each part's words point to ("" where none does), and the
+    optional texts of its tools (``optional_texts``), which name no part."""
 
     implied: int = 1
     parts: tuple[str, ...] = ()
     tools: tuple[str, ...] = ()
+    optional: frozenset[tuple[str, str]] = frozenset()
 
 
 def call_plan(request: str, msgs: list[Message], tools: list[dict[str, Any]]) -> CallPlan:
@@ -129,7 +162,64 @@ def call_plan(request: str, msgs: list[Message], tools: list[dict[str, Any]]) ->
     if implied < 2:
         return CallPlan(implied)
     parts = tuple(request_parts(request))
-    return CallPlan(implied, parts, tuple(part_tool(p, tools) for p in parts))
+    return CallPlan(implied, parts, tuple(part_tool(p, tools) for p in parts), optional_texts(tools))
+
+
+def optional_texts(tools: list[dict[str, Any]]) -> frozenset[tuple[str, str]]:
+    """Each (tool, parameter) that a call may leave out and that takes free text: a string
+    with no enum and no default (a timer's label). Where the schema gives a default (a
+    workspace tool's folder, "."), the model's value may come from what it was shown, not
+    from the request."""
+    out = set()
+    for t in tools:
+        f = t.get("function", t)
+        params = f.get("parameters") or {}
+        required = set(params.get("required") or ())
+        for name, spec in (params.get("properties") or {}).items():
+            if name not in required and isinstance(spec, dict) and spec.get("type") == "string" and not {"enum", "default"} & set(spec):
+                out.add((f.get("name", ""), name))
+    return frozenset(out)
+
+
+def naming(calls: list[tuple[str, dict[str, Any]]], optional: frozenset[tuple[str, str]]) -> list[dict[str, Any]]:
+    """The arguments of ``calls`` that may name a part of the request: not an optional text
+    (the 0.5B model gave a timer the SMS text of the same request as its label)."""
+    return [{k: v for k, v in args.items() if (name, k) not in optional} for name, args in calls]
+
+
+def unasked(request: str, calls: list[tuple[str, dict[str, Any]]], tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The arguments of each call, with the optional texts the request does not give left
+    out. A text is given where it stands in the request word for word, names no other
+    parameter of its tool ("Twenty-five minutes" as a timer's label) and is no other argument
+    of the turn (the SMS text as the label). The 0.5B model labelled 28 of 30 dev and test
+    timers, none asked for a label: "Key Timer", "12 minutes", the SMS sent beside it."""
+    optional = optional_texts(tools)
+    params = {t.get("function", t).get("name", ""): list(((t.get("function", t).get("parameters") or {}).get("properties") or {})) for t in tools}
+    said = _plain(request)
+    out = []
+    for i, (name, args) in enumerate(calls):
+        kept = {}
+        for k, v in args.items():
+            others = {_bare(str(x)) for j, (_, a) in enumerate(calls) for key, x in a.items() if (j, key) != (i, k)}
+            siblings = [p for p in params.get(name, []) if p != k]
+            if (name, k) in optional and isinstance(v, str) and not _given(v, said, siblings, others):
+                continue
+            kept[k] = v
+        out.append(kept)
+    return out
+
+
+def _given(value: str, said: str, siblings: list[str], others: set[str]) -> bool:
+    """Whether the request (``said``, plain) gives ``value`` for an optional text (``unasked``)."""
+    v = _bare(value)
+    if not v or v in others or not re.search(r"(?<!\w)" + re.escape(v) + r"(?!\w)", said):
+        return False
+    stems = {w[:4] for p in siblings for w in _plain(p).split() if len(w) >= 3}
+    return not any(w[:4] in stems for w in re.findall(r"[a-z]{3,}", v))
+
+
+def _bare(text: str) -> str:
+    return _plain(text).strip(" .!?")
 
 
 def part_tool(part: str, tools: list[dict[str, Any]]) -> str:

@@ -188,7 +188,7 @@ _OPERATIONS = {
     "difference": re.compile(r"\b(difference|minus|subtract\w*)\b|\d\s*-\s*\d", re.IGNORECASE),
     "product": re.compile(r"\b(times|multiplied|product)\b|\d\s*[*\u00d7]\s*\d", re.IGNORECASE),
     "reverse": re.compile(
-        r"\b(backwards?|reversed?|reverse|mirrored|inverted)\b|\bfrom the last letter\b|\blast (letter|character) (to|first)\b"
+        r"\b(backwards?|reversed?|reverse|mirrored|invert(?:s|ed|ing)?)\b|\bfrom the last letter\b|\blast (letter|character) (to|first)\b"
         r"|\bright to left\b|\bback to front\b|\bend to (start|beginning)\b|\bread (it )?from the end\b(?! of)|\bletters in (the )?opposite order\b", re.IGNORECASE
     ),
     "length": re.compile(r"\bhow many (letters|characters)\b|\blength\b", re.IGNORECASE),
