@@ -84,7 +84,9 @@ def first_turn(backend: Backend, request: str, tools: list[dict[str, Any]], conf
     return policy.first_turn(request, tools, scores, config.relevance_floor, config.relevance_ceiling), round(max(scores), 3)
 
 
-def ask(backend: Backend, msgs: list[Message], schemas: list[dict[str, Any]], options: GenerateOptions, request: str, config: AgentConfig) -> Generation:
+def ask(
+    backend: Backend, msgs: list[Message], schemas: list[dict[str, Any]], options: GenerateOptions, request: str, config: AgentConfig
+) -> Generation:
     """One turn of the model under ``options``; under the constraint, its calls without the
     optional texts the request does not give (``policy.unasked``; ``AgentConfig.drop_unasked``)."""
     gen = backend.generate(msgs, schemas, options)

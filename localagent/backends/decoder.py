@@ -237,6 +237,7 @@ class Decoder:
         several: emit the rest of its closing tag, then go on to another call or end the turn,
         from the model's probability of another after the tag (``MoreCalls``). A call that
         repeats one before it in the turn is cut (already streamed, if streaming) and ends it.
+        A call naming no part the calls before it left unnamed is cut the same way.
         Returns whether the turn ended, and the logits to go on from (None: the model's own)."""
         assert r.matcher is not None and r.options.more_calls is not None
         close = self.model.tokenize(rest)
@@ -251,7 +252,8 @@ class Decoder:
         prior = parse(text[:start]).calls
         before = [canonical(c.name, c.arguments) for c in prior]
         last = parse(text[start:]).calls
-        if last and (canonical(last[0].name, last[0].arguments) in before or self._names_nothing_new(r.options.more_calls, prior, last[0])):
+        repeat = last and canonical(last[0].name, last[0].arguments) in before
+        if last and (repeat or self._names_nothing_new(r.options.more_calls, prior, last[0])):
             r.cut_at, r.repeats_cut, r.finish = len(text[:start].rstrip()), r.repeats_cut + 1, "stop"
             return True, None
         z = rows[-1].astype(np.float64)

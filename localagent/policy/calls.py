@@ -18,7 +18,8 @@ STRUCTURED_STARTS = ("{", "[", "`", "<")
 
 
 # What joins the parts of a request that each need a call: "Seoul, Madrid and Dublin",
-# "convert 5 USD to CAD; also, what is Intel at?", "weather in Rome + Oslo forecast". Quoted text is taken out first.
+# "convert 5 USD to CAD; also, what is Intel at?", "weather in Rome + Oslo forecast" (not a
+# phone number's "+"). Quoted text is taken out first.
 _PARTS = re.compile(r"[,;](?=\s)|&|(?<=\s)\+(?=\s)|\b(?:and|plus|also|then|as well as)\b|[?.!](?=\s)", re.IGNORECASE)
 
 
@@ -50,15 +51,17 @@ def parts_left(parts: Collection[str], arguments: list[dict[str, Any]]) -> int:
 
 def names(value: str, part: str) -> bool:
     """Whether an argument value names a part of the request: a word of the part starts with
-    it ("cool": "cooling"), it holds the whole part ("Hello, world!" names "world!"), a word
-    of a value of up to three starts a word of the part ("Oslo, Norway": "in Oslo"), or it is a code abbreviating
-    a word of the part ("NFLX": "Netflix"). "_" and "-" count as spaces ("living_room")."""
+    it ("cool": "cooling"), it holds the whole part ("Hello, world!" names "world!"), one of
+    its words starts a word of the part where it has up to three ("Oslo, Norway": "in Oslo"),
+    or it is a code abbreviating a word of the part ("NFLX": "Netflix"). "_" and "-" count
+    as spaces ("living_room")."""
     v, p = _plain(value), _plain(part)
     if re.search(r"(?<!\w)" + re.escape(v), p) or re.search(r"(?<!\w)" + re.escape(p) + r"(?!\w)", v):
         return True
     if len(v.split()) <= 3 and any(re.search(r"(?<!\w)" + re.escape(w), p) for w in _content_words(v)):
         return True  # a name with more to it; not a sentence, whose "start" names "start a timer"
-    return bool(_CODE.fullmatch(value)) and any(_abbreviates(value.lower(), w) for w in re.findall(r"[a-z]{3,}", p) if w not in _COMMON)
+    words = [w for w in re.findall(r"[a-z]{3,}", p) if w not in _COMMON]
+    return bool(_CODE.fullmatch(value)) and any(_abbreviates(value.lower(), w) for w in words)
 
 
 _CODE = re.compile(r"[A-Z]{3,5}")  # a ticker, a currency, an airport
@@ -172,12 +175,12 @@ def optional_texts(tools: list[dict[str, Any]]) -> frozenset[tuple[str, str]]:
     from the request."""
     out = set()
     for t in tools:
-        f = t.get("function", t)
-        params = f.get("parameters") or {}
+        params = _params(t)
         required = set(params.get("required") or ())
         for name, spec in (params.get("properties") or {}).items():
-            if name not in required and isinstance(spec, dict) and spec.get("type") == "string" and not {"enum", "default"} & set(spec):
-                out.add((f.get("name", ""), name))
+            free = isinstance(spec, dict) and spec.get("type") == "string" and not {"enum", "default"} & set(spec)
+            if free and name not in required:
+                out.add((_name(t), name))
     return frozenset(out)
 
 
@@ -194,19 +197,27 @@ def unasked(request: str, calls: list[tuple[str, dict[str, Any]]], tools: list[d
     of the turn (the SMS text as the label). The 0.5B model labelled 28 of 30 dev and test
     timers, none asked for a label: "Key Timer", "12 minutes", the SMS sent beside it."""
     optional = optional_texts(tools)
-    params = {t.get("function", t).get("name", ""): list(((t.get("function", t).get("parameters") or {}).get("properties") or {})) for t in tools}
+    params = {_name(t): list((_params(t).get("properties") or {})) for t in tools}
     said = _plain(request)
     out = []
     for i, (name, args) in enumerate(calls):
         kept = {}
         for k, v in args.items():
+            # Every other argument value of the turn: of the other calls, and this call's others.
             others = {_bare(str(x)) for j, (_, a) in enumerate(calls) for key, x in a.items() if (j, key) != (i, k)}
             siblings = [p for p in params.get(name, []) if p != k]
-            if (name, k) in optional and isinstance(v, str) and not _given(v, said, siblings, others):
-                continue
-            kept[k] = v
+            if (name, k) not in optional or not isinstance(v, str) or _given(v, said, siblings, others):
+                kept[k] = v
         out.append(kept)
     return out
+
+
+def _name(tool: dict[str, Any]) -> str:
+    return str(tool.get("function", tool).get("name", ""))
+
+
+def _params(tool: dict[str, Any]) -> dict[str, Any]:
+    return tool.get("function", tool).get("parameters") or {}
 
 
 def _given(value: str, said: str, siblings: list[str], others: set[str]) -> bool:
