@@ -131,3 +131,24 @@ def test_a_request_that_answers_itself_is_answered_in_prose_and_right(qwen: Any)
     by_id = {r["id"]: r for r in d["results"]}
     assert sum(by_id[c.id]["decision"] == "prose" and by_id[c.id]["right"] for c in own) >= 5, [(c.id, by_id[c.id]["text"]) for c in own]
     assert len(quoting) == 4 and all(by_id[c.id]["decision"] == "call" for c in quoting), [(c.id, by_id[c.id]["text"]) for c in quoting]
+
+
+TEST4 = Path(__file__).parent.parent / "evals" / "cases-test4.jsonl"
+
+
+def test_several_calls_stop_where_the_request_does_and_timers_go_unlabelled(qwen: Any) -> None:
+    # The four families of test4 (a dev set since test5) whose misses were extra calls or
+    # labels nobody asked for: a fourth room after the three named, Oslo again in
+    # Fahrenheit, a timer labelled with the SMS sent beside it. Before the cut and the
+    # optional-text rule 4 of these 20 were right, 6 had a call too many and 10 a made-up
+    # label; with them 19 were right, none had an extra call, one timer kept a label (the
+    # SMS text, where the SMS was never sent).
+    fams = ("lights_many", "weather_many", "sms_and_timer", "timer_words")
+    cases = [c for c in load_cases(TEST4) if c.id.rsplit("-", 1)[0].removeprefix("test4-") in fams]
+    d = run_eval(qwen, cases).to_dict()
+    expected = {c.id: len(c.expected) for c in cases}
+    extra = [r["id"] for r in d["results"] if len(r["calls"]) > expected[r["id"]]]
+    labelled = [r["id"] for r in d["results"] for c in r["calls"] if c["name"] == "set_timer" and "label" in c["arguments"]]
+    assert len(cases) == 20 and len(extra) <= 1, extra
+    assert len(labelled) <= 2, labelled
+    assert d["right"] >= 16, [(r["id"], r["error"], r["detail"]) for r in d["results"] if not r["right"]]
