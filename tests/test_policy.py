@@ -1208,6 +1208,14 @@ def test_a_question_no_tool_fits_is_given_the_value_it_works_out() -> None:
     assert policy.worked_out('"Go on": convert every lowercase letter to uppercase.') == ("'Go on'.upper()", "GO ON")
     assert policy.worked_out('Give me "calendar" with its letters in the opposite order.') == ("'calendar'[::-1]", "radnelac")
     assert policy.worked_out('If you invert the letter order of "pyramid", what comes out?') == ("'pyramid'[::-1]", "dimaryp")
+    # A list the question gives to count, in a sentence or a colon's tail of its own.
+    assert policy.worked_out("how many items: banana, plum, pear, fig and grape") == (
+        "len(['banana', 'plum', 'pear', 'fig', 'grape'])", "5")
+    assert policy.worked_out("I've got these in my basket: cherry, plum, kiwi. Could you count them?") == (
+        "len(['cherry', 'plum', 'kiwi'])", "3")
+    assert policy.worked_out("How many of these are red: apple, banana, cherry?") is None  # a part of them
+    assert policy.worked_out("How many lights are on in the kitchen, office and bedroom?") is None  # not given to count
+    assert policy.worked_out("What's the weather in Seoul, Madrid and Dublin?") is None
     assert policy.with_worked_out('"necessary" backwards is "necessary".', 'Spell "necessary" backwards.') == "yrassecen"
     assert policy.with_worked_out("It is 115.", "What is 36 plus 79?") == "It is 115."
     assert "115" in (policy.worked_out_prompt("What is 36 plus 79?") or "") and policy.worked_out_prompt("Hello") is None

@@ -291,12 +291,36 @@ def expressions(task: str, history: list[Message], limit: int = 6) -> list[str]:
     return ops[named[0]] if len(named) == 1 else [e for es in ops.values() for e in es]
 
 
+_HOW_MANY = re.compile(r"\bhow many\b|\bcount\b|\bnumber of\b", re.IGNORECASE)
+# A count of part of the list: "how many of these are red", "which of them start with b".
+_PART_OF = re.compile(r"\b(?:of|among)\s+(?:these|them|those|the following)\b|\b(?:which|that|whose)\s+(?:are|is|start|end|have|has)\b", re.IGNORECASE)
+_ITEM = re.compile(r"[A-Za-z][A-Za-z'-]*(?: [A-Za-z][A-Za-z'-]*){0,2}")
+
+
+def counted(task: str) -> list[str] | None:
+    """The items of a list a question asks to count: three or more short items set apart by
+    commas (the last perhaps by "and"), a sentence or a colon's whole tail of their own
+    ("How many items are in this list: pear, plum, fig?"); None where the question counts a
+    part of them or there is no such list. A list inside the question's own sentence is not
+    given to count ("How many lights are on in the kitchen, office and bedroom?")."""
+    if not _HOW_MANY.search(task) or _PART_OF.search(task):
+        return None
+    for chunk in re.split(r"[:?.!](?:\s+|$)", task):
+        items = [i.strip() for i in re.split(r",\s*(?:and\s+)?|\s+and\s+", chunk.strip())]
+        if len(items) >= 3 and all(_ITEM.fullmatch(i) for i in items):
+            return items
+    return None
+
+
 def worked_out(task: str) -> tuple[str, str] | None:
     """The one expression a question that asks for something worked out names over its own
-    numbers or quoted text ("What is 36 plus 79?": 36 + 79), with its exact value; None where
-    it names none, or several. For a question no offered tool fits: asked to spell
-    "necessary" backwards, the 0.5B model wrote "necessary"."""
+    numbers or quoted text ("What is 36 plus 79?": 36 + 79), or the count of a list it gives
+    (``counted``), with its exact value; None where it names none, or several. For a
+    question no offered tool fits: asked to spell "necessary" backwards, the 0.5B model
+    wrote "necessary"; to count five fruits, it searched the folder for them."""
     exprs = expressions(task, []) if computes(task) else []
+    if not exprs and (items := counted(task)):
+        exprs = [f"len({items!r})"]
     if len(exprs) != 1:
         return None
     try:
