@@ -215,13 +215,12 @@ class Decoder:
         return forced_text("".join(r.out), (), parallel=True)[0]  # with no heads: only a close is forced
 
     @staticmethod
-    def _short(mc: MoreCalls, text: str) -> bool:
-        """Whether the turn has fewer calls than the request implies, and (where its parts
-        are known) a part that no call names yet."""
-        calls = parse(text).calls
+    def _short(mc: MoreCalls, calls: list[ParsedCall]) -> bool:
+        """Whether the turn's ``calls`` are fewer than the request implies, and (where its
+        parts are known) a part that no call names yet."""
         if len(calls) >= mc.implied:
             return False
-        return not mc.parts or policy.parts_left(mc.parts, policy.naming([(c.name, c.arguments) for c in calls], mc.optional)) > 0
+        return not mc.parts or policy.parts_left(mc.parts, _naming(mc, calls)) > 0
 
     @staticmethod
     def _names_nothing_new(mc: MoreCalls, prior: list[ParsedCall], last: ParsedCall) -> bool:
@@ -229,7 +228,7 @@ class Decoder:
         it left unnamed: a fourth room where three were named, Oslo again in Fahrenheit."""
         if not (prior and mc.parts):
             return False
-        args = policy.naming([(c.name, c.arguments) for c in [*prior, last]], mc.optional)
+        args = _naming(mc, [*prior, last])
         return policy.parts_left(mc.parts, args[:-1]) == policy.parts_left(mc.parts, args)
 
     def _close_call(self, tok: int, rest: str, r: _Reply) -> tuple[bool, np.ndarray | None]:
@@ -261,7 +260,7 @@ class Decoder:
         more = 1.0 - float(sum(p[t] for t in self.model.eog_ids if t < len(p)) / p.sum())
         r.more_masses.append(round(more, 4))
         mc = r.options.more_calls
-        go = more >= (mc.below if self._short(mc, text) else mc.beyond)
+        go = more >= (mc.below if self._short(mc, prior + last) else mc.beyond)
         # Room for one more call as long as the ones so far: a call cut off at the limit is lost.
         room = r.n + r.n // (len(before) + 1) + len(self.next_call) < r.limit
         if not (go and room and r.matcher.allows(self.next_call[0])):
@@ -448,6 +447,11 @@ def _greedy_choice(logits: np.ndarray, r: _Reply, rng: np.random.Generator) -> i
     if r.matcher is None:
         return int(np.argmax(logits))
     return _allowed_choice(logits, r.matcher, r.sampler, rng)
+
+
+def _naming(mc: MoreCalls, calls: list[ParsedCall]) -> list[dict[str, object]]:
+    """The arguments of ``calls`` that may name a part of the request (``policy.naming``)."""
+    return policy.naming([(c.name, c.arguments) for c in calls], mc.optional)
 
 
 def _head(heads: tuple[str, ...], name: str) -> str:

@@ -837,7 +837,8 @@ def run_eval(
         elif none:
             gen = answer_no_tool(case, backend, config, options)
         else:
-            gen = ask(backend, case.history(), case.tools, options, last_user_text(case.history()), config)
+            history = case.history()
+            gen = ask(backend, history, case.tools, options, last_user_text(history), config)
             gen = answer_on_repeat(case, call_asked_again(case, gen, backend, config), backend, config)
         gen.relevance = relevance
         if kind:

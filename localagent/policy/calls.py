@@ -60,8 +60,9 @@ def names(value: str, part: str) -> bool:
         return True
     if len(v.split()) <= 3 and any(re.search(r"(?<!\w)" + re.escape(w), p) for w in _content_words(v)):
         return True  # a name with more to it; not a sentence, whose "start" names "start a timer"
-    words = [w for w in re.findall(r"[a-z]{3,}", p) if w not in _COMMON]
-    return bool(_CODE.fullmatch(value)) and any(_abbreviates(value.lower(), w) for w in words)
+    if not _CODE.fullmatch(value):
+        return False
+    return any(_abbreviates(value.lower(), w) for w in re.findall(r"[a-z]{3,}", p) if w not in _COMMON)
 
 
 _CODE = re.compile(r"[A-Z]{3,5}")  # a ticker, a currency, an airport
@@ -203,10 +204,13 @@ def unasked(request: str, calls: list[tuple[str, dict[str, Any]]], tools: list[d
     for i, (name, args) in enumerate(calls):
         kept = {}
         for k, v in args.items():
+            if (name, k) not in optional or not isinstance(v, str):
+                kept[k] = v
+                continue
             # Every other argument value of the turn: of the other calls, and this call's others.
             others = {_bare(str(x)) for j, (_, a) in enumerate(calls) for key, x in a.items() if (j, key) != (i, k)}
             siblings = [p for p in params.get(name, []) if p != k]
-            if (name, k) not in optional or not isinstance(v, str) or _given(v, said, siblings, others):
+            if _given(v, said, siblings, others):
                 kept[k] = v
         out.append(kept)
     return out
