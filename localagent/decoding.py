@@ -87,15 +87,21 @@ def first_turn(backend: Backend, request: str, tools: list[dict[str, Any]], conf
 def ask(
     backend: Backend, msgs: list[Message], schemas: list[dict[str, Any]], options: GenerateOptions, request: str, config: AgentConfig
 ) -> Generation:
-    """One turn of the model under ``options``; under the constraint, its calls without the
-    optional texts the request does not give (``policy.unasked``; ``AgentConfig.drop_unasked``)."""
+    """One turn of the model under ``options``; under the constraint, its calls held to the
+    request: without the optional texts it does not give (``policy.unasked``;
+    ``AgentConfig.drop_unasked``), its values as it gives them (``policy.as_given``;
+    ``AgentConfig.as_given``)."""
     gen = backend.generate(msgs, schemas, options)
-    if not (config.drop_unasked and config.constrained and schemas and request):
+    if not ((config.drop_unasked or config.as_given) and config.constrained and schemas and request):
         return gen
     parsed = parse(gen.text)
     if not parsed.calls or parsed.errors or parsed.content.strip():
         return gen
-    kept = policy.unasked(request, [(c.name, c.arguments) for c in parsed.calls], schemas)
-    if kept != [c.arguments for c in parsed.calls]:
-        gen.text = "\n".join(render_call(c.name, args) for c, args in zip(parsed.calls, kept))
+    calls = [(c.name, c.arguments) for c in parsed.calls]
+    if config.drop_unasked:
+        calls = list(zip([n for n, _ in calls], policy.unasked(request, calls, schemas)))
+    if config.as_given and msgs and msgs[-1].role == "user":  # after a result, a value may be the result's
+        calls = list(zip([n for n, _ in calls], policy.as_given(request, calls, schemas)))
+    if [a for _, a in calls] != [c.arguments for c in parsed.calls]:
+        gen.text = "\n".join(render_call(name, args) for name, args in calls)
     return gen

@@ -69,6 +69,10 @@ class AgentConfig:
     # An optional text argument the request does not give is left out of the call
     # (policy.unasked): the 0.5B model labelled timers nobody asked to label.
     drop_unasked: bool = True
+    # A value copied from the request wrong is copied again, an item of a list the request
+    # gives nothing of is dropped, an empty optional list left out (policy.as_given): the
+    # 0.5B model wrote "/data/raw" for "data/raw" and gave a contact a made-up home number.
+    as_given: bool = True
     reason: bool = False
     max_result_tokens: int = 800
     context_limit: int | None = None  # fold above this many prompt tokens (default: the window)

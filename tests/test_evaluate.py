@@ -418,6 +418,30 @@ def test_an_optional_text_the_request_does_not_give_is_left_out_before_scoring()
     assert d["results"][0]["calls"][0]["arguments"]["label"] == "tea"
 
 
+def test_a_value_the_request_gives_is_scored_as_it_gives_it_and_a_result_s_value_as_written() -> None:
+    from dataclasses import replace
+
+    from localagent.decoding import ask
+    from localagent.evaluation.evaluate import eval_config, generate_options
+    from localagent.messages import Message
+
+    lister = {"type": "function", "function": {"name": "list_dir", "parameters": {"type": "object", "properties": {
+        "path": {"type": "string"}}, "required": ["path"]}}}
+    c = Case("l", "one_tool", [{"role": "user", "content": "List the folder data/raw."}], [lister],
+             [ExpectedCall("list_dir", {"path": ["data/raw"]})])
+    d = run_eval(FakeBackend.scripted([render_call("list_dir", {"path": "/data/raw"})]), [c], "constrained", relevance_floor=None).to_dict()
+    assert d["results"][0]["calls"] == [{"name": "list_dir", "arguments": {"path": "data/raw"}}] and d["right"] == 1
+    wrote = render_call("list_dir", {"path": "/data/raw"})
+    asked = [Message("user", "List the folder data/raw.")]
+    options, config = generate_options(c, eval_config()), eval_config()
+    assert ask(FakeBackend.scripted([wrote]), asked, [lister], options, "List the folder data/raw.", config).text != wrote
+    off = replace(config, as_given=False)
+    assert ask(FakeBackend.scripted([wrote]), asked, [lister], options, "List the folder data/raw.", off).text == wrote
+    # After a tool result the value may be the result's: left as the model wrote it.
+    after = [*asked, Message("tool", "found /data/raw")]
+    assert ask(FakeBackend.scripted([wrote]), after, [lister], options, "List the folder data/raw.", config).text == wrote
+
+
 def test_constrained_mode_sends_the_tools_grammar_and_free_mode_none() -> None:
     from localagent.evaluation.evaluate import eval_config, generate_options
 

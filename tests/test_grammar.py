@@ -442,3 +442,18 @@ def test_an_auto_grammar_decided_keeps_its_calls_or_its_prose() -> None:
         assert call.splitlines()[1:] == auto.splitlines()[1:] == prose.splitlines()[1:]
     assert decided_grammar(build_grammar(tools, ToolChoice("required")), "call") is None
     assert decided_grammar(build_grammar(tools, ToolChoice("auto"), reason=True), "prose") is None
+
+
+def test_a_string_whose_examples_are_codes_takes_a_code_in_capitals(vocab: Any) -> None:
+    def tool(description: str, **extra: Any) -> dict[str, Any]:
+        return {"type": "function", "function": {"name": "get_stock_price", "parameters": {"type": "object", "properties": {
+            "symbol": {"type": "string", "description": description, **extra}}, "required": ["symbol"]}}}
+
+    ticker = build([tool("Ticker symbol, e.g. 'AAPL'.")])
+    assert accepts(vocab, ticker, call("get_stock_price", {"symbol": "NFLX"}))
+    assert accepts(vocab, ticker, call("get_stock_price", {"symbol": "BRK.B"}))
+    assert not accepts(vocab, ticker, call("get_stock_price", {"symbol": "Netflix"}))
+    # Not where an example is no code, or the schema says what the string is.
+    for free in (tool("Ticker symbol or company name, e.g. 'AAPL' or 'Apple'."), tool("Ticker symbol."),
+                 tool("Ticker, e.g. 'AAPL'.", enum=["AAPL", "Netflix"])):
+        assert accepts(vocab, build([free]), call("get_stock_price", {"symbol": "Netflix"}))

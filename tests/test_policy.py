@@ -971,13 +971,89 @@ def test_a_part_points_to_the_one_tool_sharing_most_of_its_words() -> None:
     # A part that names no tool (or ties) points to none: the last call's tool goes on.
     assert policy.part_tool("and docs/install.md", tools) == ""
     assert policy.part_tool("the city", tools) == ""  # all three share "city"
-    assert policy.next_tool(("get_weather", ""), ["get_weather"]) == "get_weather"
-    assert policy.next_tool(("get_weather", "get_time"), ["get_weather"]) == "get_time"
-    assert policy.next_tool((), []) == ""
+    # Before any part is named, the k-th call serves the k-th part.
+    assert policy.next_tool(("a", "b"), ("get_weather", policy.LAST), [{}], ["get_weather"]) == "get_weather"
+    assert policy.next_tool(("a", "b"), ("get_weather", "get_time"), [{}], ["get_weather"]) == "get_time"
+    assert policy.next_tool((), (), [], []) == ""
     # One call implied, or a turn after a tool result: no parts, no tools.
     assert policy.call_plan("Get the weather in Oslo.", [Message("user", "...")], tools) == policy.CallPlan(1)
     after = [Message("user", "a, b and c"), Message("tool", "x")]
     assert policy.call_plan("a, b and c", after, tools).implied == 1
+
+
+def test_a_value_copied_wrong_from_the_request_is_copied_again() -> None:
+    def copied(request: str, value: str) -> str:
+        return policy.as_given(request, [("t", {"v": value})], [])[0]["v"]
+
+    # A prefix gained: "/", ".", or another path's folder; a folder lost.
+    assert copied("List the folder data/raw.", "/data/raw") == "data/raw"
+    assert copied("Search src for TODO", ".src") == "src"
+    assert copied("Open ../tests/test_app.py and data/users.csv.", "../data/users.csv") == "data/users.csv"
+    assert copied("Show me ../data/users.csv", "data/users.csv") == "../data/users.csv"
+    # A few characters in a long value: the nearest, where one is nearest.
+    assert copied('Text +61412345678 "hi"', "+161412345678") == "+61412345678"
+    assert copied("Invite dara@example.com and hana@example.com.", "data@example.com") == "dara@example.com"
+    # Not a miscopy: a value of its own, a path made of the request's words, one the request holds.
+    assert copied('Text +61412345678 "hi"', "+15551234567") == "+15551234567"
+    assert copied("Read notes.md in docs.", "docs/notes.md") == "docs/notes.md"
+    assert copied("Read hosts in /etc.", "/etc/hosts") == "/etc/hosts"
+    assert copied("Move ../shared/notes.md to notes.md.", "notes.md") == "notes.md"
+    assert copied("Weather in Tokyo", "Tokyo, Japan") == "Tokyo, Japan"
+    # Equally near two words: left as written.
+    assert copied("Compare a1.txt and a3.txt", "a2.txt") == "a2.txt"
+
+
+def test_a_list_item_and_an_enum_choice_are_held_to_the_request() -> None:
+    phones = {"type": "array", "items": {"type": "object", "properties": {
+        "label": {"type": "string", "enum": ["mobile", "home", "work"]}, "number": {"type": "string"}}}}
+    contact = {"type": "function", "function": {"name": "create_contact", "parameters": {"type": "object", "properties": {
+        "name": {"type": "string"}, "phones": phones, "cc": {"type": "array", "items": {"type": "string"}},
+        "tags": {"type": "array", "items": {"type": "string"}, "default": ["friends"]}}, "required": ["name"]}}}
+
+    def held(request: str, args: dict[str, object]) -> dict[str, object]:
+        return policy.as_given(request, [("create_contact", args)], [contact])[0]
+
+    made = {"name": "Chen Wei", "phones": [{"label": "mobile", "number": "+33612345678"}, {"label": "home", "number": "1234567890"}]}
+    # The made-up number goes, and the label is the one the request names.
+    assert held("Add Chen Wei, work number +33612345678.", made)["phones"] == [{"label": "work", "number": "+33612345678"}]
+    # Two labels named: which is whose cannot be told, so the label stays.
+    assert held("Add Chen Wei, home number +33612345678, tag work.", made)["phones"] == [{"label": "mobile", "number": "+33612345678"}]
+    # No item given at all: nothing to tell them apart by, all stay.
+    assert len(held("Add Chen Wei with two numbers.", made)["phones"]) == 2
+    # An empty optional list is left out, unless the schema gives a default.
+    assert held("Add Chen Wei.", {"name": "Chen Wei", "cc": [], "tags": []}) == {"name": "Chen Wei", "tags": []}
+
+
+def _city_tools() -> list[dict[str, Any]]:
+    return [
+        {"type": "function", "function": {"name": n, "description": d, "parameters": {"type": "object", "properties": {"city": {}}}}}
+        for n, d in [("get_weather", "Get the current weather in a city."), ("get_forecast", "Get the weather forecast for a city."),
+                     ("get_air_quality", "Get the current air quality index of a city."), ("get_time", "Get the local time in a city.")]
+    ]
+
+
+def _served(request: str, calls: list[tuple[str, dict[str, Any]]]) -> list[str]:
+    """The tool next_tool gives each call after the first, the calls before it as given."""
+    plan = policy.call_plan(request, [Message("user", request)], _city_tools())
+    return [policy.next_tool(plan.parts, plan.tools, [a for _, a in calls[:k]], [n for n, _ in calls[:k]]) for k in range(1, len(calls))]
+
+
+def test_the_next_call_serves_the_first_part_no_call_names_yet() -> None:
+    three = [("get_weather", {"city": "Budapest"}), ("get_air_quality", {"city": "Toronto"}), ("get_time", {"city": "Oslo"})]
+    # A lead-in is served by no call; the parts after the first one named are.
+    assert _served("I'd like three bits of info, please: the weather in Budapest, the air quality in Toronto, "
+                   "and what time it is in Oslo.", three) == ["get_air_quality", "get_time"]
+    # A value first, its tool in the part after: "for Toronto, the air quality".
+    assert _served("For Budapest, give me the weather; for Toronto, the air quality; and for Oslo, the local time.",
+                   three) == ["get_air_quality", "get_time"]
+    # A word of the tool's name counts twice, and a code in capitals may be the tool's initials.
+    assert _served("weather in Budapest, AQI for Toronto, and the time in Oslo? thx", three) == ["get_air_quality", "get_time"]
+    # A short part naming no tool goes on with the last call's tool; a sentence of its own is the model's choice.
+    cities = [("get_weather", {"city": c}) for c in ("Budapest", "Toronto", "Oslo")]
+    assert _served("Get the weather in Budapest, Toronto and Oslo.", cities) == ["get_weather", "get_weather"]
+    assert _served("Get the weather in Budapest. Also, what is Toronto like?", cities[:2]) == [""]
+    # A call that named a part already served goes on to the next one left.
+    assert _served("the weather in Budapest, the air quality in Toronto and the time in Oslo", [three[0], three[0]]) == ["get_air_quality"]
 
 
 def test_a_value_holding_the_whole_part_names_it() -> None:
@@ -1196,6 +1272,12 @@ def test_covered_when_every_part_and_path_is_named_by_an_answered_call() -> None
     hits = ("search", {"pattern": "version"}, "setup.cfg:2: version = 1.2")
     assert not policy.covered("Which file sets the version?", history("Which file sets the version?", hits))  # hits point further
     assert not policy.covered("What is 2 plus 3?", history("What is 2 plus 3?", ("add", {"a": 2, "b": 3}, "5")))  # worked out
+    # A part no call names, asking only for a key the result holds, is answered by it.
+    two = "Could you look in setup.cfg and let me know which version it sets?"
+    assert policy.covered(two, history(two, read))
+    assert not policy.covered("Read setup.cfg and tell me its owner.", history("Read setup.cfg and tell me its owner.", read))
+    time = ("get_weather", {"city": "Budapest"}, '{"temperature": 1, "time": "12:00"}')
+    assert not policy.covered("Weather in Budapest and the time in Oslo?", history("Weather in Budapest and the time in Oslo?", time))
 
 
 def test_a_question_no_tool_fits_is_given_the_value_it_works_out() -> None:

@@ -267,7 +267,7 @@ class Decoder:
             r.finish = "stop"
             return True, None
         called = [c.name for c in prior + last]
-        head = self.model.tokenize(_head(r.options.call_heads, policy.next_tool(mc.tools, called))) if mc.tools else []
+        head = self.model.tokenize(_head(r.options.call_heads, policy.next_tool(mc.parts, mc.tools, _naming(mc, prior + last), called))) if mc.tools else []
         tokens = self.next_call + head
         done = _emit_tail(tokens, r.matcher, r.emit)
         r.forced += max(0, done - len(self.next_call))

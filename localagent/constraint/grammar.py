@@ -59,6 +59,7 @@ def build_constraint(
     reason: bool = False,
 ) -> Constraint:
     """The constraint for one step with the chosen engine."""
+    tools = [as_codes(t) for t in tools]
     if engine == "llguidance":
         from .llguidance_engine import build_lark as build
     else:
@@ -67,6 +68,44 @@ def build_constraint(
     calls = tools and choice.mode != "none"
     heads = call_heads(tools, choice) if calls else ()
     return Constraint(engine, text, heads, argument_keys(tools) if calls else (), parallel)
+
+
+# A string whose description gives only codes in capitals for examples ("Ticker symbol, e.g.
+# 'AAPL'"; "ISO 4217 code, e.g. 'USD'") takes a code in capitals: the 0.5B model wrote
+# "Netflix" and "Tesla" for their tickers.
+CODE_PATTERN = "^[A-Z][A-Z0-9.-]{0,9}$"
+_EXAMPLES = re.compile(r"\be\.g\.,?\s*(.*)", re.IGNORECASE | re.DOTALL)
+
+
+def as_codes(tool: dict[str, Any]) -> dict[str, Any]:
+    """``tool`` with ``CODE_PATTERN`` set on each string parameter, at any depth, whose
+    description's examples are all codes in capitals, and that has no enum, pattern or format."""
+    def visit(node: Any) -> Any:
+        if isinstance(node, list):
+            return [visit(x) for x in node]
+        if not isinstance(node, dict):
+            return node
+        out = {}
+        for k, v in node.items():
+            if k in _SCHEMA_MAPS and isinstance(v, dict):
+                out[k] = {name: visit(sub) for name, sub in v.items()}
+            else:
+                out[k] = visit(v) if k in ("items", "anyOf", "oneOf", "allOf", "additionalProperties") else v
+        if node.get("type") == "string" and not {"enum", "const", "pattern", "format"} & set(node) and _codes_only(node.get("description")):
+            out["pattern"] = CODE_PATTERN
+        return out
+
+    f = tool.get("function", tool)
+    if "parameters" not in f:
+        return tool
+    f = {**f, "parameters": visit(f["parameters"])}
+    return {**tool, "function": f} if "function" in tool else f
+
+
+def _codes_only(description: Any) -> bool:
+    m = _EXAMPLES.search(description) if isinstance(description, str) else None
+    examples = re.findall(r"['\"]([^'\"]+)['\"]", m.group(1)) if m else []
+    return bool(examples) and all(re.fullmatch(r"[A-Z]{2,5}", e) for e in examples)
 
 
 def argument_keys(tools: list[dict[str, Any]]) -> tuple[tuple[str, tuple[str, ...]], ...]:

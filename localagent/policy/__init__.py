@@ -1,7 +1,8 @@
 """The agent's decisions about the model's next turn, in one place; the loop asks, this
 package decides. Each was chosen on the dev split of the task suite (see the README), and
 each lives with its concern: ``wording`` (what the task's words ask), ``calls`` (the calls
-of a turn), ``looks`` (what to look at), ``edits`` (changes), ``answers`` (the answer) and
+of a turn), ``arguments`` (their values, held to the request), ``looks`` (what to look at),
+``edits`` (changes), ``answers`` (the answer) and
 ``first_turn`` (a run's first turn, call or prose, where the request decides it).
 A test or script that swaps one of their names patches the submodule that uses it
 (``policy.wording._ASKS``): the names here are the same objects, bound once."""
@@ -27,7 +28,10 @@ from .answers import (
     worked_out_prompt,
 )
 from .calls import (
+    ANY,
+    LAST,
     MAX_CALLS,
+    NONE,
     STRUCTURED_STARTS,
     CallPlan,
     answered,
@@ -43,9 +47,10 @@ from .calls import (
     part_tool,
     parts_left,
     request_parts,
+    serving_tools,
     tool_match,
-    unasked,
 )
+from .arguments import as_given, copied, made_up, unasked
 from .edits import (
     COPIED_TEXT,
     change_done,
@@ -96,9 +101,9 @@ __all__ = [
     # wording
     "appends", "asks_only", "asks_which_file", "computes", "task_words", "wants_change",
     # calls
-    "MAX_CALLS", "STRUCTURED_STARTS", "CallPlan", "answered", "call_plan", "call_results", "calls_implied",
-    "calls_implied_now", "names", "naming", "next_tool", "no_tool_fits", "optional_texts", "part_tool", "parts_left", "request_parts",
-    "tool_match", "unasked",
+    "ANY", "LAST", "MAX_CALLS", "NONE", "STRUCTURED_STARTS", "CallPlan", "answered", "call_plan", "call_results", "calls_implied",
+    "calls_implied_now", "names", "naming", "next_tool", "no_tool_fits", "optional_texts", "part_tool", "parts_left", "request_parts", "serving_tools",
+    "tool_match", "unasked", "as_given", "copied", "made_up",
     # looks
     "PATH_ERRORS", "WORKSPACE_TOOLS", "Repeat", "answers_once_read", "counted_files", "covered", "finds_first", "found_by_search",
     "hits_to_read", "manifests_to_read", "means_the_same", "missing_named", "must_look", "named_files", "on_repeat", "read_whole", "rereads",

@@ -151,7 +151,7 @@ def calls_implied_now(request: str, msgs: list[Message]) -> int:
 @dataclass(frozen=True)
 class CallPlan:
     """What a turn that may hold several calls is told of the request: how many calls it
-    implies, its parts, the tool each part's words point to ("" where none does), and the
+    implies, its parts, the tool of the call serving each part (``serving_tools``), and the
     optional texts of its tools (``optional_texts``), which name no part."""
 
     implied: int = 1
@@ -166,7 +166,7 @@ def call_plan(request: str, msgs: list[Message], tools: list[dict[str, Any]]) ->
     if implied < 2:
         return CallPlan(implied)
     parts = tuple(request_parts(request))
-    return CallPlan(implied, parts, tuple(part_tool(p, tools) for p in parts), optional_texts(tools))
+    return CallPlan(implied, parts, serving_tools(request, parts, tools), optional_texts(tools))
 
 
 def optional_texts(tools: list[dict[str, Any]]) -> frozenset[tuple[str, str]]:
@@ -191,31 +191,6 @@ def naming(calls: list[tuple[str, dict[str, Any]]], optional: frozenset[tuple[st
     return [{k: v for k, v in args.items() if (name, k) not in optional} for name, args in calls]
 
 
-def unasked(request: str, calls: list[tuple[str, dict[str, Any]]], tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The arguments of each call, with the optional texts the request does not give left
-    out. A text is given where it stands in the request word for word, names no other
-    parameter of its tool ("Twenty-five minutes" as a timer's label) and is no other argument
-    of the turn (the SMS text as the label). The 0.5B model labelled 28 of 30 dev and test
-    timers, none asked for a label: "Key Timer", "12 minutes", the SMS sent beside it."""
-    optional = optional_texts(tools)
-    params = {_name(t): list((_params(t).get("properties") or {})) for t in tools}
-    said = _plain(request)
-    out = []
-    for i, (name, args) in enumerate(calls):
-        kept = {}
-        for k, v in args.items():
-            if (name, k) not in optional or not isinstance(v, str):
-                kept[k] = v
-                continue
-            # Every other argument value of the turn: of the other calls, and this call's others.
-            others = {_bare(str(x)) for j, (_, a) in enumerate(calls) for key, x in a.items() if (j, key) != (i, k)}
-            siblings = [p for p in params.get(name, []) if p != k]
-            if _given(v, said, siblings, others):
-                kept[k] = v
-        out.append(kept)
-    return out
-
-
 def _name(tool: dict[str, Any]) -> str:
     return str(tool.get("function", tool).get("name", ""))
 
@@ -224,35 +199,72 @@ def _params(tool: dict[str, Any]) -> dict[str, Any]:
     return tool.get("function", tool).get("parameters") or {}
 
 
-def _given(value: str, said: str, siblings: list[str], others: set[str]) -> bool:
-    """Whether the request (``said``, plain) gives ``value`` for an optional text (``unasked``)."""
-    v = _bare(value)
-    if not v or v in others or not re.search(r"(?<!\w)" + re.escape(v) + r"(?!\w)", said):
-        return False
-    stems = {w[:4] for p in siblings for w in _plain(p).split() if len(w) >= 3}
-    return not any(w[:4] in stems for w in re.findall(r"[a-z]{3,}", v))
-
-
-def _bare(text: str) -> str:
-    return _plain(text).strip(" .!?")
-
-
 def part_tool(part: str, tools: list[dict[str, Any]]) -> str:
     """The one tool sharing the most content words with ``part`` ("the local time in Oslo":
-    get_time), or "" where none or several do: "and docs/install.md" names no tool of its own."""
-    scores = [(len(_stems(part) & _tool_stems(t)), t.get("function", t).get("name", "")) for t in tools]
+    get_time), or "" where none or several do: "and docs/install.md" names no tool of its own.
+    A word of the tool's name counts twice ("weather in Zurich": get_weather, not the weather
+    forecast), and a code in capitals counts where it is the initials of the tool's words
+    ("AQI": air quality index)."""
+    asked, codes = _stems(part), {c.lower() for c in re.findall(r"\b[A-Z]{2,5}\b", part)}
+    scores = [(len(asked & _tool_stems(t)) + len(asked & _stems(_name(t))) + len(codes & _initials(t)), _name(t)) for t in tools]
     best = max((n for n, _ in scores), default=0)
     names = [name for n, name in scores if n == best]
     return names[0] if best and len(names) == 1 else ""
 
 
-def next_tool(plan_tools: tuple[str, ...], called: list[str]) -> str:
-    """The tool of the turn's next call: the one its part points to (the k-th call serves the
-    k-th part), else the one called last (a list goes on: "Read a.md and b.md")."""
-    k = len(called)
-    if k < len(plan_tools) and plan_tools[k]:
-        return plan_tools[k]
-    return called[-1] if called else ""
+def _initials(tool: dict[str, Any]) -> set[str]:
+    """The initials of each run of two to five words of the tool's description ("aqi")."""
+    words = re.findall(r"[A-Za-z]+", str(tool.get("function", tool).get("description", "")))
+    return {"".join(w[0] for w in words[i : i + n]).lower() for n in range(2, 6) for i in range(len(words) - n + 1)}
+
+
+# What the call serving a part is (``serving_tools``), where not a tool named by the part:
+# the last call's tool (a list goes on: "Read a.md and b.md"), the model's own choice (a
+# clause naming no tool: "look up what Microsoft shares are trading at"), or no call of
+# its own (a part that gives no value: "give me the weather" in "For Oslo, give me the weather").
+LAST, ANY, NONE = "", "*", "-"
+
+
+def serving_tools(request: str, parts: tuple[str, ...], tools: list[dict[str, Any]]) -> tuple[str, ...]:
+    """The tool of the call serving each part of ``request``: the tool its words point to
+    (``part_tool``); for a part naming none, the next part's where that gives no value of its
+    own ("for Lima, the air quality"); else LAST for a short part within a sentence, ANY for
+    a longer one or a new sentence ("Also, what is Intel at?"); NONE for a part that gives no
+    value (nothing a call would copy: a number, a word the tools do not use)."""
+    known = set().union(*(_tool_stems(t) for t in tools)) if tools else set()
+    values = [bool(re.search(r"\d", p)) or any(w.lower()[:4] not in known for w in _content_words(p)) for p in parts]
+    out, at = [], 0
+    for i, p in enumerate(parts):
+        start = request.find(p, at)
+        at, opens = start + len(p), start <= 0 or request[:start].rstrip()[-1:] in ".?!"
+        tool = part_tool(p, tools)
+        if not values[i]:
+            out.append(NONE)
+        elif tool:
+            out.append(tool)
+        elif i + 1 < len(parts) and not values[i + 1] and (after := part_tool(parts[i + 1], tools)):
+            out.append(after)
+        else:
+            out.append(ANY if opens or len(p.split()) > 3 else LAST)
+    return tuple(out)
+
+
+def next_tool(parts: tuple[str, ...], tools: tuple[str, ...], arguments: list[dict[str, Any]], called: list[str]) -> str:
+    """The tool of the turn's next call ("": the model's choice): the one serving the first
+    part after the first part named that no call names yet (``serving_tools``; a lead-in
+    before it is served by no call: "I'd like three bits of info, please: ..."). Where no
+    part is named yet, the k-th call serves the k-th part; with none left, the last call's."""
+    values = [v for a in arguments for v in _values(a) if len(v) >= 2 or v.isdigit()]
+    named = [any(names(v, p) for v in values) for p in parts]
+    if any(named):
+        first = named.index(True) + 1
+        todo = [t for t, done in zip(tools[first:], named[first:]) if not done and t != NONE]
+    else:
+        todo = list(tools[len(called) : len(called) + 1])
+    tool = todo[0] if todo else LAST
+    if tool == ANY:
+        return ""
+    return (called[-1] if called else "") if tool in (LAST, NONE) else tool
 
 
 def call_results(history: list[Message]) -> list[tuple[ToolCall, str]]:

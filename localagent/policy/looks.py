@@ -195,14 +195,32 @@ def covered(task: str, history: list[Message], tools: Collection[str] = WORKSPAC
     nothing is to be worked out; a file read covers only where no tool of the user's is
     offered (it may be what the text needs next: word_count). Left to go on, the 0.5B model
     called the same tool again (12 of 16 such dev cases) or listed the file it had just read."""
-    done = [c for c, r in call_results(history) if not r.startswith("error (") and not _CUT.search(r)]
+    results = [(c, r) for c, r in call_results(history) if not r.startswith("error (") and not _CUT.search(r)]
+    done = [c for c, _ in results]
     if not done or not asks_only(task) or computes(task) or any(c.name in _POINTERS for c in done):
         return False
     if any(c.name in WORKSPACE_TOOLS for c in done) and not set(tools) <= WORKSPACE_TOOLS:
         return False
     values = {str(v) for c in done for v in c.arguments.values()}
     paths = [w for w in path_words(task) if _PATH_LIKE.fullmatch(w)]
-    return all(p in values for p in paths) and parts_left(request_parts(task), [c.arguments for c in done]) == 0
+    left = [p for p in request_parts(task) if parts_left([p], [c.arguments for c in done])]
+    return all(p in values for p in paths) and all(_asks_field(p, [r for _, r in results]) for p in left)
+
+
+def _asks_field(part: str, results: list[str]) -> bool:
+    """Whether ``part``, which no call names, asks only for a field a result holds ("let
+    me know which version number it sets" after "version = 1.5.3"): it gives no value of its
+    own (no name in capitals past its first word, no number, no quote, no path) and one of
+    its words is a key of a result."""
+    words = part.split()
+    if re.search(r"\d|[\"'/]", part) or any(w[:1].isupper() for w in words[1:]):
+        return False
+    keys = {k.lower() for r in results for k in _KEY.findall(r)}
+    return any(w.lower().strip("?.,!") in keys for w in words)
+
+
+# A key of a result: "version = 1.5.3", "version: 1.5.3", '"version": "1.5.3"'.
+_KEY = re.compile(r'(?:^[ \t]*"?|")([A-Za-z_][\w-]*)"?[ \t]*[:=]', re.MULTILINE)
 
 
 def named_files(task: str, workspace: Workspace | None) -> list[str]:
