@@ -410,3 +410,13 @@ def test_the_structured_mask_is_worked_out_once_and_then_read_from_the_store() -
     masks.saved = {k: v[:-1] for k, v in masks.saved.items()}
     third = CountingModel(CALL)
     assert (Decoder(third, make_drafter, masks).structured_mask() == worked).all() and third.pieces_read == len(PIECES)
+
+
+def test_a_call_names_a_part_by_its_value_as_it_will_be_sent() -> None:
+    from localagent.backends.decoder import _naming
+    from localagent.formats import ParsedCall
+
+    mc = MoreCalls(2, 0.0, 1.0, parts=("open docs/install.md", "/etc/hosts"))
+    # "/docs/install.md" is sent as "docs/install.md" (policy.as_given), so it names the first part.
+    args = _naming(mc, [ParsedCall("read_file", {"path": "/docs/install.md"})])
+    assert args == [{"path": "docs/install.md"}]

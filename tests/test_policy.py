@@ -1052,6 +1052,11 @@ def test_the_next_call_serves_the_first_part_no_call_names_yet() -> None:
     cities = [("get_weather", {"city": c}) for c in ("Budapest", "Toronto", "Oslo")]
     assert _served("Get the weather in Budapest, Toronto and Oslo.", cities) == ["get_weather", "get_weather"]
     assert _served("Get the weather in Budapest. Also, what is Toronto like?", cities[:2]) == [""]
+    # A word that only orders the request is no part to serve; a clause of its own with
+    # nothing specific in it goes on with the last call's tool.
+    request = "First, the weather in Budapest? Second, can you tell me about each one?"
+    parts = tuple(policy.request_parts(request))
+    assert policy.serving_tools(request, parts, _city_tools()) == (policy.NONE, "get_weather", policy.NONE, policy.LAST)
     # A call that named a part already served goes on to the next one left.
     assert _served("the weather in Budapest, the air quality in Toronto and the time in Oslo", [three[0], three[0]]) == ["get_air_quality"]
 

@@ -450,8 +450,10 @@ def _greedy_choice(logits: np.ndarray, r: _Reply, rng: np.random.Generator) -> i
 
 
 def _naming(mc: MoreCalls, calls: list[ParsedCall]) -> list[dict[str, object]]:
-    """The arguments of ``calls`` that may name a part of the request (``policy.naming``)."""
-    return policy.naming([(c.name, c.arguments) for c in calls], mc.optional)
+    """The arguments of ``calls`` that may name a part of the request (``policy.naming``), each
+    value as it will be sent (``policy.copied``: "/docs/install.md" names "docs/install.md")."""
+    words = policy.request_words(" ".join(mc.parts))
+    return [policy.copied_values(a, words) for a in policy.naming([(c.name, c.arguments) for c in calls], mc.optional)]
 
 
 def _head(heads: tuple[str, ...], name: str) -> str:

@@ -85,7 +85,7 @@ def as_codes(tool: dict[str, Any]) -> dict[str, Any]:
             return [visit(x) for x in node]
         if not isinstance(node, dict):
             return node
-        out = {}
+        out: dict[str, Any] = {}
         for k, v in node.items():
             if k in _SCHEMA_MAPS and isinstance(v, dict):
                 out[k] = {name: visit(sub) for name, sub in v.items()}

@@ -50,7 +50,7 @@ from .calls import (
     serving_tools,
     tool_match,
 )
-from .arguments import as_given, copied, made_up, unasked
+from .arguments import as_given, copied, copied_values, made_up, request_words, unasked
 from .edits import (
     COPIED_TEXT,
     change_done,
@@ -103,7 +103,7 @@ __all__ = [
     # calls
     "ANY", "LAST", "MAX_CALLS", "NONE", "STRUCTURED_STARTS", "CallPlan", "answered", "call_plan", "call_results", "calls_implied",
     "calls_implied_now", "names", "naming", "next_tool", "no_tool_fits", "optional_texts", "part_tool", "parts_left", "request_parts", "serving_tools",
-    "tool_match", "unasked", "as_given", "copied", "made_up",
+    "tool_match", "unasked", "as_given", "copied", "copied_values", "made_up", "request_words",
     # looks
     "PATH_ERRORS", "WORKSPACE_TOOLS", "Repeat", "answers_once_read", "counted_files", "covered", "finds_first", "found_by_search",
     "hits_to_read", "manifests_to_read", "means_the_same", "missing_named", "must_look", "named_files", "on_repeat", "read_whole", "rereads",

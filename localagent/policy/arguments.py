@@ -54,7 +54,7 @@ def as_given(request: str, calls: list[tuple[str, dict[str, Any]]], tools: list[
     enum is the one the request names (``named_enum``); an item of a list whose values the
     request gives none of is dropped where another item's it gives (``made_up``); and an
     optional list left empty, with no default, is left out."""
-    words = _request_words(request)
+    words = request_words(request)
     schema = {_name(t): _params(t) for t in tools}
     out = []
     for name, args in calls:
@@ -62,7 +62,7 @@ def as_given(request: str, calls: list[tuple[str, dict[str, Any]]], tools: list[
         props, required = params.get("properties") or {}, set(params.get("required") or ())
         kept: dict[str, Any] = {}
         for k, v in args.items():
-            v = named_enum(_copied_all(v, words), props.get(k), request)
+            v = named_enum(copied_values(v, words), props.get(k), request)
             if isinstance(v, list):
                 v = made_up(v, request, (props.get(k) or {}).get("items"))
                 if not v and k not in required and "default" not in (props.get(k) or {}):
@@ -114,17 +114,18 @@ def _distance(a: str, b: str) -> int:
     return row[-1]
 
 
-def _copied_all(node: Any, words: set[str]) -> Any:
+def copied_values(node: Any, words: set[str]) -> Any:
+    """``node`` with each string in it as ``copied`` gives it, at any depth."""
     if isinstance(node, str):
         return copied(node, words)
     if isinstance(node, list):
-        return [_copied_all(x, words) for x in node]
+        return [copied_values(x, words) for x in node]
     if isinstance(node, dict):
-        return {k: _copied_all(x, words) for k, x in node.items()}
+        return {k: copied_values(x, words) for k, x in node.items()}
     return node
 
 
-def _request_words(request: str) -> set[str]:
+def request_words(request: str) -> set[str]:
     """The request's words as a value would copy them: quotes, brackets and a sentence's
     closing mark stripped."""
     words = (w.strip("\"'()[]{}<>“”‘’`").rstrip(",;:!?").strip("\"'“”") for w in request.split())

@@ -228,11 +228,12 @@ LAST, ANY, NONE = "", "*", "-"
 def serving_tools(request: str, parts: tuple[str, ...], tools: list[dict[str, Any]]) -> tuple[str, ...]:
     """The tool of the call serving each part of ``request``: the tool its words point to
     (``part_tool``); for a part naming none, the next part's where that gives no value of its
-    own ("for Lima, the air quality"); else LAST for a short part within a sentence, ANY for
-    a longer one or a new sentence ("Also, what is Intel at?"); NONE for a part that gives no
-    value (nothing a call would copy: a number, a word the tools do not use)."""
+    own ("for Lima, the air quality"); else ANY for a longer part or a new sentence holding
+    something specific ("Also, what is Intel at?"), LAST for any other; NONE for a part that
+    gives no value (no number nor word the tools do not use, or only ``_MARKERS``)."""
     known = set().union(*(_tool_stems(t) for t in tools)) if tools else set()
-    values = [bool(re.search(r"\d", p)) or any(w.lower()[:4] not in known for w in _content_words(p)) for p in parts]
+    values = [not _MARKERS.issuperset(re.findall(r"\w+", p.lower())) and (
+        bool(re.search(r"\d", p)) or any(w.lower()[:4] not in known for w in _content_words(p))) for p in parts]
     out, at = [], 0
     for i, p in enumerate(parts):
         start = request.find(p, at)
@@ -245,8 +246,16 @@ def serving_tools(request: str, parts: tuple[str, ...], tools: list[dict[str, An
         elif i + 1 < len(parts) and not values[i + 1] and (after := part_tool(parts[i + 1], tools)):
             out.append(after)
         else:
-            out.append(ANY if opens or len(p.split()) > 3 else LAST)
+            out.append(ANY if _SPECIFIC.search(p) and (opens or len(p.split()) > 3) else LAST)
     return tuple(out)
+
+
+# Words that order or close a request and give no value: "First, ...? Second, ...?", "thx".
+_MARKERS = frozenset("first second third then next finally lastly also after that afterwards and plus thx thanks pls please".split())
+# What a clause of its own must hold to be a request of its own: a number, a quote, a path or
+# address, a code, or a name in capitals past its first word ("what is Amazon trading at?";
+# not "Can you display each one?", which goes on with the files before it).
+_SPECIFIC = re.compile(r"\d|[\"\u201c/@]|\b[A-Z]{2,}\b|(?<=\s)[A-Z]")
 
 
 def next_tool(parts: tuple[str, ...], tools: tuple[str, ...], arguments: list[dict[str, Any]], called: list[str]) -> str:
