@@ -85,12 +85,18 @@ def first_turn(backend: Backend, request: str, tools: list[dict[str, Any]], conf
 
 
 def ask(
-    backend: Backend, msgs: list[Message], schemas: list[dict[str, Any]], options: GenerateOptions, request: str, config: AgentConfig
+    backend: Backend,
+    msgs: list[Message],
+    schemas: list[dict[str, Any]],
+    options: GenerateOptions,
+    request: str,
+    config: AgentConfig,
+    exists: Callable[[str], bool] | None = None,
 ) -> Generation:
     """One turn of the model under ``options``; under the constraint, its calls held to the
     request: without the optional texts it does not give (``policy.unasked``;
     ``AgentConfig.drop_unasked``), its values as it gives them (``policy.as_given``;
-    ``AgentConfig.as_given``)."""
+    ``AgentConfig.as_given``; a value ``exists`` says is a path of the folder is kept)."""
     gen = backend.generate(msgs, schemas, options)
     if not ((config.drop_unasked or config.as_given) and config.constrained and schemas and request):
         return gen
@@ -101,7 +107,7 @@ def ask(
     if config.drop_unasked:
         calls = list(zip([n for n, _ in calls], policy.unasked(request, calls, schemas)))
     if config.as_given and msgs and msgs[-1].role == "user":  # after a result, a value may be the result's
-        calls = list(zip([n for n, _ in calls], policy.as_given(request, calls, schemas)))
+        calls = list(zip([n for n, _ in calls], policy.as_given(request, calls, schemas, exists)))
     if [a for _, a in calls] != [c.arguments for c in parsed.calls]:
         gen.text = "\n".join(render_call(name, args) for name, args in calls)
     return gen

@@ -27,7 +27,7 @@ from .stops import Limits, Stop, StopReason, StopWatch
 from .tools import Tool, ToolContext, ToolSet
 from .validate import live_parameters
 from .trace import RunEnd, RunStart, TraceStep, TraceWriter
-from .tools.workspace import Workspace
+from .tools.workspace import Workspace, WorkspaceError
 
 
 @dataclass
@@ -424,6 +424,16 @@ class Agent:
     def _named(self, task: str) -> list[str]:
         return self.workspace.mentioned(task) if self.workspace is not None else []
 
+    def _is_path(self, value: str) -> bool:
+        """Whether ``value`` is a path of the folder (a value held to the request keeps it)."""
+        if self.workspace is None:
+            return False
+        try:
+            self.workspace.resolve(value)
+        except (WorkspaceError, OSError, ValueError):
+            return False
+        return True
+
     def _system_prompt(self) -> str:
         return (self.config.system_prompt or "").strip()
 
@@ -766,7 +776,7 @@ class Agent:
 
         plan = policy.call_plan(task, msgs, schemas)
         options = decoding_options(self.config, constraint, threshold=threshold, choice=choice, on_text=on_text, plan=plan)
-        return ask(self.backend, msgs, schemas, options, task, self.config)
+        return ask(self.backend, msgs, schemas, options, task, self.config, self._is_path)
 
     def _check_reuse(self, gen: Generation, previous: int) -> int:
         """Note in ``gen.info`` when the KV cache kept less than the previous prompt,

@@ -1306,3 +1306,13 @@ def test_a_question_no_tool_fits_is_given_the_value_it_works_out() -> None:
     assert policy.with_worked_out('"necessary" backwards is "necessary".', 'Spell "necessary" backwards.') == "yrassecen"
     assert policy.with_worked_out("It is 115.", "What is 36 plus 79?") == "It is 115."
     assert "115" in (policy.worked_out_prompt("What is 36 plus 79?") or "") and policy.worked_out_prompt("Hello") is None
+
+
+def test_a_path_the_model_corrected_to_one_of_the_folder_is_not_copied_back(ws: Workspace) -> None:
+    # "nots.txt" is one character from notes.txt: held to the request, the call would read
+    # the path the user misspelt; the folder has the model's, so it stays.
+    agent, fake = _agent(ws, [call_text("read_file", path="notes.txt"), "The launch code is 4821."])
+    agent.config.read_named_files = False
+    r = agent.run("Read nots.txt and tell me the launch code.")
+    calls = [c for m in r.history if m.role == "assistant" for c in m.tool_calls]
+    assert [c.arguments["path"] for c in calls] == ["notes.txt"]

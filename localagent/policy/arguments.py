@@ -6,6 +6,7 @@ asked to label, writes "/data/raw" for "data/raw" and adds "home: 1234567890" to
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
 from .calls import _name, _params, _plain, _values, optional_texts
@@ -48,12 +49,16 @@ def _bare(text: str) -> str:
     return _plain(text).strip(" .!?")
 
 
-def as_given(request: str, calls: list[tuple[str, dict[str, Any]]], tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def as_given(
+    request: str, calls: list[tuple[str, dict[str, Any]]], tools: list[dict[str, Any]], exists: Callable[[str], bool] | None = None
+) -> list[dict[str, Any]]:
     """The arguments of each call held to the request: a path, number or address that the
     request holds nearly but not as written is the one it holds (``copied``); a choice of an
     enum is the one the request names (``named_enum``); an item of a list whose values the
     request gives none of is dropped where another item's it gives (``made_up``); and an
-    optional list left empty, with no default, is left out."""
+    optional list left empty, with no default, is left out. A value ``exists`` says is a path
+    of the folder stays: the model may have corrected the user's ("docs/launch.txt" for
+    "docs/luanch.txt")."""
     words = request_words(request)
     schema = {_name(t): _params(t) for t in tools}
     out = []
@@ -62,7 +67,7 @@ def as_given(request: str, calls: list[tuple[str, dict[str, Any]]], tools: list[
         props, required = params.get("properties") or {}, set(params.get("required") or ())
         kept: dict[str, Any] = {}
         for k, v in args.items():
-            v = named_enum(copied_values(v, words), props.get(k), request)
+            v = named_enum(copied_values(v, words, exists), props.get(k), request)
             if isinstance(v, list):
                 v = made_up(v, request, (props.get(k) or {}).get("items"))
                 if not v and k not in required and "default" not in (props.get(k) or {}):
@@ -76,12 +81,12 @@ def as_given(request: str, calls: list[tuple[str, dict[str, Any]]], tools: list[
 _COPIED = re.compile(r"[\d/@+]|\w\.\w|^\.\w")
 
 
-def copied(value: str, words: set[str]) -> str:
+def copied(value: str, words: set[str], exists: Callable[[str], bool] | None = None) -> str:
     """``value``, or the word of the request it miscopies: the only nearest of those it
     differs from by a prefix of "/", "." or another path's folder ("../data/users.csv"
     beside "../tests/a.py"), by a folder left out, or by a few characters in seven or more
     ("+161412345678" for "+61412345678"). A value the request holds as a word stays."""
-    if value in words or not _COPIED.search(value):
+    if value in words or not _COPIED.search(value) or (exists is not None and exists(value)):
         return value
     near = []
     for w in words:
@@ -114,14 +119,14 @@ def _distance(a: str, b: str) -> int:
     return row[-1]
 
 
-def copied_values(node: Any, words: set[str]) -> Any:
+def copied_values(node: Any, words: set[str], exists: Callable[[str], bool] | None = None) -> Any:
     """``node`` with each string in it as ``copied`` gives it, at any depth."""
     if isinstance(node, str):
-        return copied(node, words)
+        return copied(node, words, exists)
     if isinstance(node, list):
-        return [copied_values(x, words) for x in node]
+        return [copied_values(x, words, exists) for x in node]
     if isinstance(node, dict):
-        return {k: copied_values(x, words) for k, x in node.items()}
+        return {k: copied_values(x, words, exists) for k, x in node.items()}
     return node
 
 
