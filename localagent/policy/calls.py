@@ -45,8 +45,13 @@ def parts_left(parts: Collection[str], arguments: list[dict[str, Any]]) -> int:
     """The parts that no call's argument values name yet (``names``): "a flat white, size
     medium, whole milk" is one call naming all three; "Seoul, Madrid and Dublin" after a call
     for Seoul has two left."""
+    return sum(not n for n in named(parts, arguments))
+
+
+def named(parts: Collection[str], arguments: list[dict[str, Any]]) -> list[bool]:
+    """For each part, whether a call's argument value names it (``names``)."""
     values = [v for a in arguments for v in _values(a) if len(v) >= 2 or v.isdigit()]
-    return sum(not any(names(v, p) for v in values) for p in parts)
+    return [any(names(v, p) for v in values) for p in parts]
 
 
 def names(value: str, part: str) -> bool:
@@ -232,8 +237,7 @@ def serving_tools(request: str, parts: tuple[str, ...], tools: list[dict[str, An
     something specific ("Also, what is Intel at?"), LAST for any other; NONE for a part that
     gives no value (no number nor word the tools do not use, or only ``_MARKERS``)."""
     known = set().union(*(_tool_stems(t) for t in tools)) if tools else set()
-    values = [not _MARKERS.issuperset(re.findall(r"\w+", p.lower())) and (
-        bool(re.search(r"\d", p)) or any(w.lower()[:4] not in known for w in _content_words(p))) for p in parts]
+    values = [_gives_value(p, known) for p in parts]
     out, at = [], 0
     for i, p in enumerate(parts):
         start = request.find(p, at)
@@ -250,6 +254,14 @@ def serving_tools(request: str, parts: tuple[str, ...], tools: list[dict[str, An
     return tuple(out)
 
 
+def _gives_value(part: str, known: set[str]) -> bool:
+    """Whether ``part`` gives a value a call would copy: a number, or a word the tools (their
+    stems ``known``) do not use; not where it holds only ``_MARKERS``."""
+    if _MARKERS.issuperset(re.findall(r"\w+", part.lower())):
+        return False
+    return bool(re.search(r"\d", part)) or any(w.lower()[:4] not in known for w in _content_words(part))
+
+
 # Words that order or close a request and give no value: "First, ...? Second, ...?", "thx".
 _MARKERS = frozenset("first second third then next finally lastly also after that afterwards and plus thx thanks pls please".split())
 # What a clause of its own must hold to be a request of its own: a number, a quote, a path or
@@ -263,11 +275,10 @@ def next_tool(parts: tuple[str, ...], tools: tuple[str, ...], arguments: list[di
     part after the first part named that no call names yet (``serving_tools``; a lead-in
     before it is served by no call: "I'd like three bits of info, please: ..."). Where no
     part is named yet, the k-th call serves the k-th part; with none left, the last call's."""
-    values = [v for a in arguments for v in _values(a) if len(v) >= 2 or v.isdigit()]
-    named = [any(names(v, p) for v in values) for p in parts]
-    if any(named):
-        first = named.index(True) + 1
-        todo = [t for t, done in zip(tools[first:], named[first:]) if not done and t != NONE]
+    done = named(parts, arguments)
+    if any(done):
+        first = done.index(True) + 1
+        todo = [t for t, n in zip(tools[first:], done[first:]) if not n and t != NONE]
     else:
         todo = list(tools[len(called) : len(called) + 1])
     tool = todo[0] if todo else LAST
