@@ -215,20 +215,20 @@ class Decoder:
         return forced_text("".join(r.out), (), parallel=True)[0]  # with no heads: only a close is forced
 
     @staticmethod
-    def _short(mc: MoreCalls, calls: list[ParsedCall]) -> bool:
-        """Whether the turn's ``calls`` are fewer than the request implies, and (where its
-        parts are known) a part that no call names yet."""
-        if len(calls) >= mc.implied:
+    def _short(mc: MoreCalls, args: list[dict[str, object]]) -> bool:
+        """Whether the turn's calls (their naming arguments ``args``) are fewer than the
+        request implies, and (where its parts are known) a part that no call names yet."""
+        if len(args) >= mc.implied:
             return False
-        return not mc.parts or policy.parts_left(mc.parts, _naming(mc, calls)) > 0
+        return not mc.parts or policy.parts_left(mc.parts, args) > 0
 
     @staticmethod
-    def _names_nothing_new(mc: MoreCalls, prior: list[ParsedCall], last: ParsedCall) -> bool:
-        """Whether a call after the first names no part of the request that the calls before
-        it left unnamed: a fourth room where three were named, Oslo again in Fahrenheit."""
-        if not (prior and mc.parts):
+    def _names_nothing_new(mc: MoreCalls, args: list[dict[str, object]]) -> bool:
+        """Whether the turn's last call (the last of ``args``), after the first, names no part
+        of the request that the calls before it left unnamed: a fourth room where three were
+        named, Oslo again in Fahrenheit."""
+        if not (len(args) > 1 and mc.parts):
             return False
-        args = _naming(mc, [*prior, last])
         return policy.parts_left(mc.parts, args[:-1]) == policy.parts_left(mc.parts, args)
 
     def _close_call(self, tok: int, rest: str, r: _Reply) -> tuple[bool, np.ndarray | None]:
@@ -251,23 +251,24 @@ class Decoder:
         prior = parse(text[:start]).calls
         before = [canonical(c.name, c.arguments) for c in prior]
         last = parse(text[start:]).calls
+        mc = r.options.more_calls
+        args = _naming(mc, prior + last)  # what each call names, as it will be sent
         repeat = last and canonical(last[0].name, last[0].arguments) in before
-        if last and (repeat or self._names_nothing_new(r.options.more_calls, prior, last[0])):
+        if last and (repeat or self._names_nothing_new(mc, args)):
             r.cut_at, r.repeats_cut, r.finish = len(text[:start].rstrip()), r.repeats_cut + 1, "stop"
             return True, None
         z = rows[-1].astype(np.float64)
         p = np.exp(z - z.max())
         more = 1.0 - float(sum(p[t] for t in self.model.eog_ids if t < len(p)) / p.sum())
         r.more_masses.append(round(more, 4))
-        mc = r.options.more_calls
-        go = more >= (mc.below if self._short(mc, prior + last) else mc.beyond)
+        go = more >= (mc.below if self._short(mc, args) else mc.beyond)
         # Room for one more call as long as the ones so far: a call cut off at the limit is lost.
         room = r.n + r.n // (len(before) + 1) + len(self.next_call) < r.limit
         if not (go and room and r.matcher.allows(self.next_call[0])):
             r.finish = "stop"
             return True, None
         called = [c.name for c in prior + last]
-        head = self.model.tokenize(_head(r.options.call_heads, policy.next_tool(mc.parts, mc.tools, _naming(mc, prior + last), called))) if mc.tools else []
+        head = self.model.tokenize(_head(r.options.call_heads, policy.next_tool(mc.parts, mc.tools, args, called))) if mc.tools else []
         tokens = self.next_call + head
         done = _emit_tail(tokens, r.matcher, r.emit)
         r.forced += max(0, done - len(self.next_call))

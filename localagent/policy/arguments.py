@@ -9,6 +9,8 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from rapidfuzz.distance import Levenshtein
+
 from .calls import _name, _params, _plain, _values, optional_texts
 
 def unasked(request: str, calls: list[tuple[str, dict[str, Any]]], tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -94,7 +96,7 @@ def copied(value: str, words: set[str], exists: Callable[[str], bool] | None = N
             near.append((len(value) - len(w), w))
         elif len(w) > len(value) and w.endswith(value) and w[: -len(value)].endswith("/"):
             near.append((len(w) - len(value), w))
-        elif len(w) >= 7 and _COPIED.search(w) and (d := _distance(value, w)) <= len(w) // 6:
+        elif len(w) >= 7 and _COPIED.search(w) and (d := Levenshtein.distance(value, w)) <= len(w) // 6:
             near.append((d, w))
     best = min((d for d, _ in near), default=0)
     found = {w for d, w in near if d == best}
@@ -107,16 +109,6 @@ def _added(prefix: str, words: set[str]) -> bool:
     if prefix in ("/", ".", "./"):
         return True
     return prefix.endswith("/") and any(w.startswith(prefix) and len(w) > len(prefix) for w in words)
-
-
-def _distance(a: str, b: str) -> int:
-    """The edit distance of two strings (insertions, deletions, substitutions)."""
-    row = list(range(len(b) + 1))
-    for i, ca in enumerate(a, 1):
-        prev, row[0] = row[0], i
-        for j, cb in enumerate(b, 1):
-            prev, row[j] = row[j], min(row[j] + 1, row[j - 1] + 1, prev + (ca != cb))
-    return row[-1]
 
 
 def copied_values(node: Any, words: set[str], exists: Callable[[str], bool] | None = None) -> Any:
