@@ -301,6 +301,15 @@ def test_free_form_object_values_are_json_too(vocab: Any) -> None:
     assert accepts(vocab, c, ok) and not accepts(vocab, c, bad)
 
 
+def test_a_value_described_but_not_typed_takes_any_json_value(vocab: Any) -> None:
+    # A schema of words only ({"description": ...}) allows any value in JSON Schema; the
+    # converter reads only an empty schema that way and refused such a tool outright.
+    c = build(_one({"description": "The training data."}), ToolChoice("required"))
+    for x in ('"rows.csv"', "[1, 2]", '{"k": null}', "3.5"):
+        assert accepts(vocab, c, '<tool_call>\n{"name": "f", "arguments": {"x": ' + x + '}}\n</tool_call>'), x
+    assert not accepts(vocab, c, '<tool_call>\n{"name": "f", "arguments": {"x": rows}}\n</tool_call>')
+
+
 FORMATS = {  # format: (values that must be accepted, values that must not)
     "date": (["2024-02-29", "1999-12-31"], ["2024-13-01", "24-01-01", "2024/01/01", "today"]),
     "date-time": (["2024-02-29T10:30:00Z"], ["2024-02-29 10:30:00", "2024-02-29T25:00:00Z", "now"]),

@@ -335,3 +335,11 @@ def test_the_lark_grammar_holds_each_schema_as_written() -> None:
     c = build_constraint(_one({"type": "string", "maxLength": 500, "pattern": '^say "hi"$'}), engine="llguidance")
     args = json.loads(c.text.split("args0: %json ", 1)[1].splitlines()[0])
     assert args["properties"]["x"] == {"type": "string", "maxLength": 500, "pattern": '^say "hi"$'}
+
+
+def test_a_value_described_but_not_typed_takes_any_json_value(qwen: Vocab) -> None:
+    tools = [{"type": "function", "function": {"name": "f", "parameters": {
+        "type": "object", "properties": {"x": {"description": "The training data."}}, "required": ["x"]}}}]
+    for x in ('"rows.csv"', "[1, 2]", '{"k": null}', "3.5"):
+        assert accepts(qwen, tools, '<tool_call>\n{"name": "f", "arguments": {"x": ' + x + '}}\n</tool_call>'), x
+    assert not accepts(qwen, tools, '<tool_call>\n{"name": "f", "arguments": {"x": rows}}\n</tool_call>')

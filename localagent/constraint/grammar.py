@@ -167,6 +167,8 @@ GRAMMAR_FORMATS = frozenset({"date", "time", "date-time", "uuid"})
 
 _SCHEMA_MAPS = ("properties", "$defs", "definitions", "patternProperties", "dependentSchemas")
 _VERBATIM = ("enum", "const", "default", "examples", "required", "title", "description")
+_ANY = ["object", "array", "string", "number", "boolean", "null"]
+_ANNOTATIONS = frozenset({"title", "description", "default", "examples", "$comment", "deprecated", "readOnly", "writeOnly"})
 
 
 def engine_safe(schema: Any) -> Any:
@@ -194,6 +196,8 @@ def engine_safe(schema: Any) -> Any:
                 out[k] = safe
         else:
             out[k] = engine_safe(v)
+    if out and set(out) <= _ANNOTATIONS:
+        return {"type": _ANY}  # words only: any value, which the converter has no other spelling for
     return out
 
 
