@@ -197,7 +197,7 @@ def engine_safe(schema: Any) -> Any:
         else:
             out[k] = engine_safe(v)
     if out and set(out) <= _ANNOTATIONS:
-        return {"type": _ANY}  # words only: any value, which the converter has no other spelling for
+        return {"type": _ANY}  # words only: any value (the converter refuses it, or reads {} as an object)
     return out
 
 
