@@ -894,6 +894,44 @@ def test_parts_left_are_those_no_call_names_yet() -> None:
     assert policy.parts_left(["wait 15 minutes"], [{"minutes": 5}]) == 1
 
 
+def test_a_call_names_the_parts_most_of_its_values_name_not_every_part_sharing_one() -> None:
+    # Parts sharing a value (a base currency, a leg's city) are not all named by the first call.
+    pairs = policy.request_parts("Get me the exchange rates of USD to AUD and USD to CAD.")
+    usd_aud, usd_cad = {"base": "USD", "target": "AUD"}, {"base": "USD", "target": "CAD"}
+    assert policy.named(pairs, [usd_aud]) == [True, False]
+    assert policy.parts_left(pairs, [usd_aud, usd_cad]) == 0
+    legs = policy.request_parts("Driving distance from New York City to Los Angeles, then from Los Angeles to Miami")
+    assert policy.named(legs, [{"origin": "New York City", "destination": "Los Angeles"}]) == [True, False]
+    # A value only one part holds names it beside the best: an email's body.
+    mail = policy.request_parts("Email bob@example.com with subject 'Hi' and body 'See you at 5'")
+    assert policy.parts_left(mail, [{"to": "bob@example.com", "subject": "Hi", "body": "See you at 5"}]) == 0
+
+
+def test_a_call_naming_nothing_new_by_its_values_names_the_part_its_tool_serves() -> None:
+    parts = ("Find the sales growth rate for company XYZ for the last 3 years", "the interest coverage ratio for the same duration.")
+    serving = ("sales_growth", "interest_coverage")
+    args = [{"company": "XYZ", "years": 3}, {"company": "XYZ", "years": 3}]
+    assert policy.named(parts, args, serving, ["sales_growth", "interest_coverage"]) == [True, True]
+    assert policy.named(parts, args, serving, ["sales_growth", "sales_growth"]) == [True, False]  # the same tool again
+    assert policy.named(parts, args) == [True, False]  # tools unknown: values only
+
+
+def test_a_request_wholly_in_quotes_is_read_without_them() -> None:
+    request = '"Could you help me with two things? First, the weather in Oslo. Second, the time in Rome."'
+    assert policy.unwrapped(request) == request[1:-1]
+    assert policy.call_plan(request, [Message("user", request)], _city_tools()).implied > 1
+    assert not policy.answers_itself('"What is 12 times 7? And the weather in Oslo?"', _city_tools())  # asks a tool too
+    # A request that quotes text and says something outside the quotes is as it is.
+    assert policy.unwrapped('Translate "good night" into French') == 'Translate "good night" into French'
+    assert policy.unwrapped('"a" and "b"') == '"a" and "b"'
+
+
+def test_a_range_is_one_part() -> None:
+    assert policy.request_parts("Find all primes between 50 and 150. Then get the fibonacci series up to 150.") == [
+        "Find all primes between 50 and 150", "get the fibonacci series up to 150."]
+    assert len(policy.request_parts("the distance between Paris and Rome and between Oslo and Bergen")) == 2
+
+
 def test_a_value_names_a_part_by_a_word_of_its_own_or_as_a_code() -> None:
     assert policy.names("Oslo, Norway", "rainy or what in Oslo")  # a word of it starts one of the part
     assert not policy.names("notes.txt", "a.txt")  # "notes.txt" is one word: its "txt" names nothing

@@ -215,21 +215,22 @@ class Decoder:
         return forced_text("".join(r.out), (), parallel=True)[0]  # with no heads: only a close is forced
 
     @staticmethod
-    def _short(mc: MoreCalls, args: list[dict[str, object]]) -> bool:
-        """Whether the turn's calls (their naming arguments ``args``) are fewer than the
-        request implies, and (where its parts are known) a part that no call names yet."""
+    def _short(mc: MoreCalls, args: list[dict[str, object]], called: list[str]) -> bool:
+        """Whether the turn's calls (their naming arguments ``args``, their tools ``called``)
+        are fewer than the request implies, and (where its parts are known) a part that no
+        call names yet."""
         if len(args) >= mc.implied:
             return False
-        return not mc.parts or policy.parts_left(mc.parts, args) > 0
+        return not mc.parts or policy.parts_left(mc.parts, args, mc.tools, called) > 0
 
     @staticmethod
-    def _names_nothing_new(mc: MoreCalls, args: list[dict[str, object]]) -> bool:
+    def _names_nothing_new(mc: MoreCalls, args: list[dict[str, object]], called: list[str]) -> bool:
         """Whether the turn's last call (the last of ``args``), after the first, names no part
         of the request that the calls before it left unnamed: a fourth room where three were
         named, Oslo again in Fahrenheit."""
         if not (len(args) > 1 and mc.parts):
             return False
-        return policy.parts_left(mc.parts, args[:-1]) == policy.parts_left(mc.parts, args)
+        return policy.parts_left(mc.parts, args[:-1], mc.tools, called) == policy.parts_left(mc.parts, args, mc.tools, called)
 
     def _close_call(self, tok: int, rest: str, r: _Reply) -> tuple[bool, np.ndarray | None]:
         """A call's arguments just ended (``tok`` was their last token) in a turn that may hold
@@ -253,21 +254,21 @@ class Decoder:
         last = parse(text[start:]).calls
         mc = r.options.more_calls
         args = _naming(mc, prior + last)  # what each call names, as it will be sent
+        called = [c.name for c in prior + last]
         repeat = last and canonical(last[0].name, last[0].arguments) in before
-        if last and (repeat or self._names_nothing_new(mc, args)):
+        if last and (repeat or self._names_nothing_new(mc, args, called)):
             r.cut_at, r.repeats_cut, r.finish = len(text[:start].rstrip()), r.repeats_cut + 1, "stop"
             return True, None
         z = rows[-1].astype(np.float64)
         p = np.exp(z - z.max())
         more = 1.0 - float(sum(p[t] for t in self.model.eog_ids if t < len(p)) / p.sum())
         r.more_masses.append(round(more, 4))
-        go = more >= (mc.below if self._short(mc, args) else mc.beyond)
+        go = more >= (mc.below if self._short(mc, args, called) else mc.beyond)
         # Room for one more call as long as the ones so far: a call cut off at the limit is lost.
         room = r.n + r.n // (len(before) + 1) + len(self.next_call) < r.limit
         if not (go and room and r.matcher.allows(self.next_call[0])):
             r.finish = "stop"
             return True, None
-        called = [c.name for c in prior + last]
         head = self.model.tokenize(_head(r.options.call_heads, policy.next_tool(mc.parts, mc.tools, args, called))) if mc.tools else []
         tokens = self.next_call + head
         done = _emit_tail(tokens, r.matcher, r.emit)

@@ -39,6 +39,7 @@ from .calls import (
     call_results,
     calls_implied,
     calls_implied_now,
+    named,
     names,
     naming,
     next_tool,
@@ -95,14 +96,14 @@ from .looks import (
     unread_named,
 )
 from .first_turn import FirstTurn, answers_itself, asks_about_quote, call_in_prose, first_turn
-from .wording import _ASKS, appends, asks_only, asks_which_file, computes, task_words, wants_change
+from .wording import _ASKS, appends, asks_only, asks_which_file, computes, task_words, unwrapped, wants_change
 
 __all__ = [
     # wording
-    "appends", "asks_only", "asks_which_file", "computes", "task_words", "wants_change",
+    "appends", "asks_only", "asks_which_file", "computes", "task_words", "unwrapped", "wants_change",
     # calls
     "ANY", "LAST", "MAX_CALLS", "NONE", "STRUCTURED_STARTS", "CallPlan", "answered", "call_plan", "call_results", "calls_implied",
-    "calls_implied_now", "names", "naming", "next_tool", "no_tool_fits", "optional_texts", "part_tool", "parts_left", "request_parts", "serving_tools",
+    "calls_implied_now", "named", "names", "naming", "next_tool", "no_tool_fits", "optional_texts", "part_tool", "parts_left", "request_parts", "serving_tools",
     "tool_match", "unasked", "as_given", "copied", "copied_values", "made_up", "request_words",
     # looks
     "PATH_ERRORS", "WORKSPACE_TOOLS", "Repeat", "answers_once_read", "counted_files", "covered", "finds_first", "found_by_search",

@@ -4,13 +4,13 @@ points to; and the calls the history holds with their results."""
 from __future__ import annotations
 
 import re
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from ..constraint import MAX_CALLS
 from ..messages import Message, ToolCall
-from .wording import _QUOTE
+from .wording import _QUOTE, unwrapped
 
 
 # Tokens that start structured output: a call's envelope, or a call in disguise.
@@ -21,6 +21,9 @@ STRUCTURED_STARTS = ("{", "[", "`", "<")
 # "convert 5 USD to CAD; also, what is Intel at?", "weather in Rome + Oslo forecast" (not a
 # phone number's "+"). Quoted text is taken out first.
 _PARTS = re.compile(r"[,;](?=\s)|&|(?<=\s)\+(?=\s)|\b(?:and|plus|also|then|as well as)\b|[?.!](?=\s)", re.IGNORECASE)
+
+# "between 50 and 150", "between Paris and Rome": one range, one part.
+_RANGE = re.compile(r"\bbetween\s+[^\s,;]+(?:\s+[^\s,;]+)?\s+and\b", re.IGNORECASE)
 
 
 def calls_implied(request: str) -> int:
@@ -36,22 +39,48 @@ def request_parts(request: str) -> list[str]:
     outside quotes, and a part that is only a quote is none; a part keeps its quoted text,
     which may be what a call names ("Open a ticket: \"Disk full\"")."""
     masked = _QUOTE.sub(lambda m: " " * len(m.group()), request)
+    masked = _RANGE.sub(lambda m: m.group()[:-3] + "   ", masked)
     cuts = [0, *(i for m in _PARTS.finditer(masked) for i in (m.start(), m.end())), len(request)]
     spans = list(zip(cuts[::2], cuts[1::2]))
     return [request[a:b].strip() for a, b in spans if any(ch.isalpha() for ch in masked[a:b])]
 
 
-def parts_left(parts: Collection[str], arguments: list[dict[str, Any]]) -> int:
-    """The parts that no call's argument values name yet (``names``): "a flat white, size
-    medium, whole milk" is one call naming all three; "Seoul, Madrid and Dublin" after a call
-    for Seoul has two left."""
-    return sum(not n for n in named(parts, arguments))
+def parts_left(parts: Collection[str], arguments: list[dict[str, Any]], serving: Sequence[str] = (), called: Sequence[str] = ()) -> int:
+    """The parts that no call names yet (``named``): "a flat white, size medium, whole milk"
+    is one call naming all three; "Seoul, Madrid and Dublin" after a call for Seoul has two left."""
+    return sum(not n for n in named(parts, arguments, serving, called))
 
 
-def named(parts: Collection[str], arguments: list[dict[str, Any]]) -> list[bool]:
-    """For each part, whether a call's argument value names it (``names``)."""
-    values = [v for a in arguments for v in _values(a) if len(v) >= 2 or v.isdigit()]
-    return [any(names(v, p) for v in values) for p in parts]
+def named(parts: Collection[str], arguments: list[dict[str, Any]], serving: Sequence[str] = (), called: Sequence[str] = ()) -> list[bool]:
+    """For each part, whether a call names it. By its values, a call names the parts most
+    of them name (``names``) and any one of them alone names: a call for USD to AUD names
+    "USD to AUD", not "USD to CAD" too; one coffee order names "a flat white", "size
+    medium" and "whole milk"; an email its "body 'See you'" too. A call of a tool new to
+    the turn naming no new part by its values names the first part left that its tool
+    serves, where the tool serving each part is known (``serving_tools``; ``called``: each
+    call's tool): "the interest coverage ratio for the same period" by a call of that tool."""
+    parts = list(parts)
+    done = [False] * len(parts)
+    for k, args in enumerate(arguments):
+        tool = called[k] if k < len(called) and serving else None
+        values = [v for v in _values(args) if len(v) >= 2 or v.isdigit()]
+        hits = [[names(v, p) for p in parts] for v in values]
+        score = [sum(h[i] for h in hits) for i in range(len(parts))]
+        new = False
+        for i, n in enumerate(score):
+            alone = any(h[i] and (sum(h) == 1 or _holds(v, parts[i])) for v, h in zip(values, hits))
+            if n > 0 and (n == max(score) or alone):
+                new, done[i] = new or not done[i], True
+        if not new and tool and tool not in called[:k]:
+            left = [i for i in range(len(parts)) if not done[i] and serving[i] == tool]
+            if left:
+                done[left[0]] = True
+    return done
+
+
+def _holds(value: str, part: str) -> bool:
+    """Whether ``value`` holds the whole of ``part`` ("Hello, world!" holds "world!")."""
+    return re.search(r"(?<!\w)" + re.escape(_plain(part)) + r"(?!\w)", _plain(value)) is not None
 
 
 def names(value: str, part: str) -> bool:
@@ -61,7 +90,7 @@ def names(value: str, part: str) -> bool:
     or it is a code abbreviating a word of the part ("NFLX": "Netflix"). "_" and "-" count
     as spaces ("living_room")."""
     v, p = _plain(value), _plain(part)
-    if re.search(r"(?<!\w)" + re.escape(v), p) or re.search(r"(?<!\w)" + re.escape(p) + r"(?!\w)", v):
+    if re.search(r"(?<!\w)" + re.escape(v), p) or _holds(value, part):
         return True
     if len(v.split()) <= 3 and any(re.search(r"(?<!\w)" + re.escape(w), p) for w in _content_words(v)):
         return True  # a name with more to it; not a sentence, whose "start" names "start a timer"
@@ -167,6 +196,7 @@ class CallPlan:
 
 def call_plan(request: str, msgs: list[Message], tools: list[dict[str, Any]]) -> CallPlan:
     """The plan of the next turn (``calls_implied_now``); parts only where it implies several."""
+    request = unwrapped(request)
     implied = calls_implied_now(request, msgs)
     if implied < 2:
         return CallPlan(implied)
@@ -275,7 +305,7 @@ def next_tool(parts: tuple[str, ...], tools: tuple[str, ...], arguments: list[di
     part after the first part named that no call names yet (``serving_tools``; a lead-in
     before it is served by no call: "I'd like three bits of info, please: ..."). Where no
     part is named yet, the k-th call serves the k-th part; with none left, the last call's."""
-    done = named(parts, arguments)
+    done = named(parts, arguments, tools, called)
     if any(done):
         first = done.index(True) + 1
         todo = [t for t, n in zip(tools[first:], done[first:]) if not n and t != NONE]

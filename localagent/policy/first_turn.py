@@ -10,7 +10,7 @@ from typing import Any, Literal
 from .answers import worked_out
 from .calls import _stems, no_tool_fits, tool_match
 from .looks import _PATH_LIKE
-from .wording import _QUOTE, quoted, wants_change
+from .wording import _QUOTE, quoted, unwrapped, wants_change
 
 FirstTurn = Literal["prose", "call"]
 
@@ -42,6 +42,7 @@ def answers_itself(request: str, tools: list[dict[str, Any]]) -> bool:
     timer" is no sum), or it asks about the text it quotes (``asks_about_quote``). With
     translate_text offered, the 0.5B model translated "Thank you very much" into English
     when asked for it in capital letters."""
+    request = unwrapped(request)
     if asks_about_quote(request):
         return True
     return worked_out(request) is not None and tool_match(_QUOTE.sub(" ", request), tools) == 0

@@ -203,6 +203,14 @@ _QUOTE = re.compile(r"\"[^\"\n]*\"|\u201c[^\u201d\n]*\u201d|(?<!\w)'[^'\n]*'(?!\
 _QUOTED = re.compile(r"(?<!\w)'([^'\n]+)'(?!\w)|\"([^\"\n]+)\"|\u201c([^\u201d\n]+)\u201d")
 
 
+def unwrapped(request: str) -> str:
+    """A request written wholly inside one pair of quotes, read without them: the quotes
+    hold the request, not text it gives (BFCL's ""Can you help me with two things? ..."").
+    Any other request as it is."""
+    text = request.strip()
+    return text[1:-1] if _QUOTE.fullmatch(text) else request
+
+
 def quoted(text: str) -> list[str]:
     """The texts ``text`` quotes, in order, without their quote marks (``_QUOTED``)."""
     return [next(g for g in m.groups() if g) for m in _QUOTED.finditer(text)]
