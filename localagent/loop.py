@@ -91,6 +91,11 @@ class AgentConfig:
     # highest fit of a dev no-call case (9.6), where the model's first token still chose prose
     # for a tool that plainly fits ("What is Intel (INTC) trading at?", fit 11.9). None: off.
     relevance_ceiling: float | None = 11.0
+    # ... unless the model's first token all but rules a call out: above the ceiling, every
+    # call case of the project's splits had a call mass of 0.11 or more, while BFCL's dev
+    # requests no offered tool can answer ("How can I apply evolutionary algorithms in game
+    # AI?" with evolve_creatures) had 0.005 or less.
+    ceiling_threshold: float = 0.02
     # A first turn the model chose to write as prose that writes out a call of an offered tool
     # ("Below is a JSON object: {name: "get_stock_price", ...}"; policy.call_in_prose) is
     # asked again, as a call.
@@ -592,8 +597,8 @@ class Agent:
         kind, relevance = first_turn(self.backend, s.task, s.schemas, self.config) if s.step == 0 and threshold is not None else (None, None)
         if kind == "prose":  # the request answers itself, or no offered tool does what it asks
             return Turn(ToolChoice("none"), None, relevance=relevance, no_tool=True)
-        if kind == "call":  # a tool clearly fits: a call, whatever the first token would say
-            threshold = 0.0  # (the same grammar: "required" would change the values a little)
+        if kind == "call":  # a tool clearly fits: a call, unless the first token all but rules it out
+            threshold = self.config.ceiling_threshold  # (the same grammar: "required" would change the values a little)
         return Turn(choice, threshold, only, reads, terms, finds=finds, relevance=relevance)
 
     def _ask(self, s: "RunState", msgs: list[Message], turn: "Turn", t0: float, *, tools_shown: bool = True) -> Generation | None:

@@ -14,6 +14,7 @@ from localagent.backends.base import Generation
 from localagent.backends.fake import FakeBackend
 from localagent import policy
 from localagent.errors import ConfigError
+from localagent.loop import AgentConfig
 from localagent.evaluation.evaluate import (
     Case,
     ErrorClass,
@@ -757,10 +758,11 @@ def test_a_first_turn_no_tool_fits_is_asked_as_prose_and_its_fit_recorded() -> N
     fake = FakeBackend.scripted([render_call("get_weather", {"city": "Paris"})], relevance=[-3.0])
     d = run_eval(fake, [need], relevance_floor=None).to_dict()
     assert d["right"] == 1 and d["results"][0]["relevance"] is None and d["relevance_floor"] is None
-    # A tool that clearly fits: a call, whatever the first token would say.
+    # A tool that clearly fits: a call, unless the first token all but rules one out.
     fake = FakeBackend.scripted([render_call("get_weather", {"city": "Paris"})], relevance=[12.0])
     d = run_eval(fake, [need]).to_dict()
-    assert fake.options[0].call_threshold == 0.0 and d["results"][0]["decision"] == "call" and d["relevance_ceiling"] == 11.0
+    assert fake.options[0].call_threshold == AgentConfig.ceiling_threshold == 0.02
+    assert d["results"][0]["decision"] == "call" and d["relevance_ceiling"] == 11.0
     fake = FakeBackend.scripted([render_call("get_weather", {"city": "Paris"})], relevance=[12.0])
     run_eval(fake, [need], relevance_ceiling=None)
     assert fake.options[0].call_threshold == 0.5

@@ -672,7 +672,8 @@ def test_a_first_turn_the_request_answers_is_prose_however_well_a_tool_fits(tmp_
 def test_a_first_turn_a_tool_clearly_fits_is_a_call(tmp_path: Path) -> None:
     task = "Look up the key alpha."
     result, trace, fake = run(tmp_path, [call_text("lookup", key="alpha"), "done"], task=task, backend={"relevance": [11.5]})
-    assert fake.options[0].tool_choice == "auto" and fake.options[0].call_threshold == 0.0  # a call, in the same grammar
+    # A call in the same grammar, unless the first token all but rules one out.
+    assert fake.options[0].tool_choice == "auto" and fake.options[0].call_threshold == AgentConfig.ceiling_threshold == 0.02
     assert steps_of(trace)[0]["info"]["relevance"] == 11.5 and result.answer == "done"
     _, _, fake = run(tmp_path, [call_text("lookup", key="alpha"), "done"], task=task, backend={"relevance": [10.5]})
     assert fake.options[0].call_threshold == 0.5  # under the ceiling: the first token decides

@@ -17,7 +17,7 @@ import math
 import re
 import time
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import Enum
 from pathlib import Path
 from typing import Any, Callable, Literal, Sequence
@@ -708,7 +708,7 @@ def generate_options(case: Case, config: AgentConfig, *, first: policy.FirstTurn
     history = case.history()
     request = last_user_text(history)
     plan = policy.call_plan(request, history, case.tools)
-    threshold = 0.0 if first == "call" else first_token_threshold(config, choice)  # a call, as run decides it
+    threshold = config.ceiling_threshold if first == "call" else first_token_threshold(config, choice)  # as run decides it
     return decoding_options(config, c, threshold=threshold, choice=choice, plan=plan)
 
 
@@ -794,7 +794,8 @@ def call_asked_again(case: Case, gen: Generation, backend: Backend, config: Agen
     prose = gen.decision == "prose" and not parse(gen.text).calls
     if not (config.retry_prose_calls and config.constrained and _first_turn(history) and prose and policy.call_in_prose(gen.text, names)):
         return gen
-    retry = ask(backend, history, case.tools, generate_options(case, config, first="call"), last_user_text(history), config)
+    options = replace(generate_options(case, config, first="call"), call_threshold=0.0)  # a call, same grammar
+    retry = ask(backend, history, case.tools, options, last_user_text(history), config)
     retry.pay_for(gen)
     retry.decision, retry.call_mass = "call", gen.call_mass
     return retry
@@ -841,7 +842,7 @@ def run_eval(
             gen = ask(backend, history, case.tools, options, last_user_text(history), config)
             gen = answer_on_repeat(case, call_asked_again(case, gen, backend, config), backend, config)
         gen.relevance = relevance
-        if kind:
+        if kind and gen.decision is None:
             gen.decision = kind  # decided before the first token, by the gate
         gen.text = finished(case, gen, config)
         r = score_turn(case, gen)
