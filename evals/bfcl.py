@@ -10,7 +10,7 @@ wheel and unpack it:
     pip download --no-deps bfcl-eval==2026.3.23 -d /tmp/bfcl && unzip -q /tmp/bfcl/bfcl_eval-*.whl -d /tmp/bfcl/whl
     python evals/bfcl.py cases /tmp/bfcl/whl --split dev --per-category 25 > /tmp/bfcl-dev.jsonl
     localagent eval /tmp/bfcl-dev.jsonl --json > /tmp/bfcl-dev.json
-    python evals/bfcl.py score /tmp/bfcl/whl /tmp/bfcl-dev.json
+    python evals/bfcl.py score /tmp/bfcl/whl /tmp/bfcl-dev.json          # a Markdown row a report
 
 The two splits are disjoint samples of each category (seed 0: the first half of a
 shuffled order is dev, the second test). Function names with dots become underscores
@@ -134,16 +134,24 @@ def main() -> int:
     c.add_argument("bfcl", type=Path, help="the unpacked bfcl-eval wheel")
     c.add_argument("--split", choices=("dev", "test"), default="dev")
     c.add_argument("--per-category", type=int, default=25)
-    s = sub.add_parser("score", help="score a `localagent eval --json` report with BFCL's checker")
+    s = sub.add_parser("score", help="score `localagent eval --json` reports with BFCL's checker, a Markdown row each")
     s.add_argument("bfcl", type=Path)
-    s.add_argument("report", type=Path)
+    s.add_argument("reports", type=Path, nargs="+")
+    s.add_argument("--json", action="store_true", help="the scores and each error class, as JSON")
     args = ap.parse_args()
     try:
         if args.what == "cases":
             for case in cases(args.bfcl, args.split, args.per_category):
                 print(json.dumps(case))
-        else:
-            print(json.dumps(score(args.bfcl, json.loads(args.report.read_text())), indent=1))
+            return 0
+        scores = {str(r): score(args.bfcl, json.loads(r.read_text())) for r in args.reports}
+        if args.json:
+            print(json.dumps(scores, indent=1))
+            return 0
+        print("| report | " + " | ".join(CATEGORIES) + " |\n|---|" + "---|" * len(CATEGORIES))
+        for name, sc in scores.items():
+            cells = [f"{sc['accuracy'][c]:.1f} % ({sc['right'].get(c, 0)}/{sc['total'][c]})" if c in sc["total"] else "" for c in CATEGORIES]
+            print(f"| {Path(name).name} | " + " | ".join(cells) + " |")
     except (OSError, ValueError, KeyError, ImportError) as e:
         print(f"bfcl: {e}", file=sys.stderr)
         return 2
