@@ -62,12 +62,17 @@ def several_calls(config: AgentConfig) -> bool:
     return config.parallel_calls is not False
 
 
-def first_token_threshold(config: AgentConfig, choice: ToolChoice) -> float | None:
+def first_token_threshold(config: AgentConfig, choice: ToolChoice, first: str | None = None) -> float | None:
     """The call-or-prose threshold a step uses: the config's, when the constraint is on,
-    the choice is auto and no reason sentence comes first (then the choice is made later)."""
-    if config.constrained and choice.mode == "auto" and not config.reason:
-        return config.call_threshold
-    return None
+    the choice is auto and no reason sentence comes first (then the choice is made later);
+    at a run's first turn (``first``: its request) that implies several calls
+    (``policy.calls_implied``), ``AgentConfig.several_threshold`` where lower."""
+    if not (config.constrained and choice.mode == "auto" and not config.reason):
+        return None
+    t, several = config.call_threshold, config.several_threshold
+    if t is not None and several is not None and first and policy.calls_implied(policy.unwrapped(first)) >= 2:
+        return min(t, several)
+    return t
 
 
 def first_turn(backend: Backend, request: str, tools: list[dict[str, Any]], config: AgentConfig) -> tuple[policy.FirstTurn | None, float | None]:

@@ -82,6 +82,12 @@ class AgentConfig:
     # Call or prose is decided at the first token (see GenerateOptions); used
     # with tool_choice auto under the constraint, unless ``reason`` is on.
     call_threshold: float | None = 0.5
+    # ... and at the first turn of a request that implies several calls (a list of cities, two
+    # jobs; policy.calls_implied), this where lower: the model wrote long lists of look-ups
+    # as made-up answers at a call mass of 0.14 to 0.49 (10 first turns of the project's seen
+    # splits), while no first turn of those splits or of BFCL's dev cases that needed no call,
+    # implied several and was left to the first token had one from 0.02 to 0.5. None: off.
+    several_threshold: float | None = 0.1
     # ... but first, at the first turn: no tool fits the request (policy.no_tool_fits), so the
     # turn is prose. (PMI floor where the request shares no word with any tool, floor always):
     # a nat below the lowest fit of a dev call case, since a call case answered in prose is an
@@ -452,8 +458,8 @@ class Agent:
             return f"{o}\n\n{task}"
         return task
 
-    def _threshold(self) -> float | None:
-        return first_token_threshold(self.config, self._choice)
+    def _threshold(self, first: str | None = None) -> float | None:
+        return first_token_threshold(self.config, self._choice, first)
 
     def run(
         self,
@@ -570,7 +576,7 @@ class Agent:
         """What the step may produce: the tool choice, the call-or-prose threshold, which
         tools (changes or looks only), the files it must read, the words it must search,
         the expressions it may calculate."""
-        choice, threshold = self._choice, self._threshold()
+        choice, threshold = self._choice, self._threshold(s.task if s.step == 0 else None)
         only: Literal["changes", "looks"] | None = None
         reads = self._next_reads(s, choice)
         finds = self._finds(s, choice)

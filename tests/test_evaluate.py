@@ -766,6 +766,12 @@ def test_a_first_turn_no_tool_fits_is_asked_as_prose_and_its_fit_recorded() -> N
     fake = FakeBackend.scripted([render_call("get_weather", {"city": "Paris"})], relevance=[12.0])
     run_eval(fake, [need], relevance_ceiling=None)
     assert fake.options[0].call_threshold == 0.5
+    # A first turn implying several calls: the lower threshold; after a result, the one threshold.
+    two = case([PARIS])
+    two.messages = [{"role": "user", "content": "What's the weather in Paris and in Rome?"}]
+    fake = FakeBackend.scripted([render_call("get_weather", {"city": "Paris"})] * 2, relevance=[9.0])
+    run_eval(fake, [two, _after_result([], "And in Rome and Oslo?")])
+    assert [o.call_threshold for o in fake.options[:2]] == [AgentConfig.several_threshold, 0.5] == [0.1, 0.5]
     # Prose that writes out a call of an offered tool: asked again, as a call.
     fake = FakeBackend.scripted([Generation("Use `get_weather` for Paris.", decision="prose"), render_call("get_weather", {"city": "Paris"})], relevance=[5.0])
     d = run_eval(fake, [need]).to_dict()

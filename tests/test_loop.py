@@ -684,7 +684,7 @@ def test_a_first_turn_a_tool_clearly_fits_is_a_call(tmp_path: Path) -> None:
 def test_a_first_turn_that_writes_a_call_as_prose_is_asked_again_as_a_call(tmp_path: Path) -> None:
     task, prose = "Look up the key alpha, and say why it matters.", "You can use the `lookup` tool with the key alpha."
     result, _, fake = run(tmp_path, [prose, call_text("lookup", key="alpha"), "done"], task=task)
-    assert [o.call_threshold for o in fake.options[:2]] == [0.5, 0.0] and result.answer == "done"
+    assert [o.call_threshold for o in fake.options[:2]] == [0.1, 0.0] and result.answer == "done"
     result, _, fake = run(tmp_path, [prose], task=task, retry_prose_calls=False)
     assert result.answer == prose and len(fake.requests) == 1
     # After a result, prose naming the tool is the answer.
@@ -695,7 +695,7 @@ def test_a_first_turn_that_writes_a_call_as_prose_is_asked_again_as_a_call(tmp_p
 def test_only_the_first_turn_is_gated(tmp_path: Path) -> None:
     task = "Look up the key alpha, and say why it matters."
     result, _, fake = run(tmp_path, [call_text("lookup", key="alpha"), "done"], task=task, backend={"relevance": [9.0]})
-    assert [o.call_threshold for o in fake.options] == [0.5, 0.5] and result.answer == "done"
+    assert [o.call_threshold for o in fake.options] == [0.1, 0.5] and result.answer == "done"
 
 
 def test_a_question_a_result_already_answers_is_answered_from_it(tmp_path: Path) -> None:

@@ -708,7 +708,8 @@ def generate_options(case: Case, config: AgentConfig, *, first: policy.FirstTurn
     history = case.history()
     request = last_user_text(history)
     plan = policy.call_plan(request, history, case.tools)
-    threshold = config.ceiling_threshold if first == "call" else first_token_threshold(config, choice)  # as run decides it
+    opening = request if _first_turn(history) else None
+    threshold = config.ceiling_threshold if first == "call" else first_token_threshold(config, choice, opening)  # as run decides it
     return decoding_options(config, c, threshold=threshold, choice=choice, plan=plan)
 
 
