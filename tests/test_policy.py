@@ -914,6 +914,8 @@ def test_a_call_naming_nothing_new_by_its_values_names_the_part_its_tool_serves(
     assert policy.named(parts, args, serving, ["sales_growth", "interest_coverage"]) == [True, True]
     assert policy.named(parts, args, serving, ["sales_growth", "sales_growth"]) == [True, False]  # the same tool again
     assert policy.named(parts, args) == [True, False]  # tools unknown: values only
+    made_up = [{"company": "XYZ", "years": 3}, {"company": "XYZ", "years": 10}]  # 10: not the request's
+    assert policy.named(parts, made_up, serving, ["sales_growth", "interest_coverage"]) == [True, False]
 
 
 def test_a_request_wholly_in_quotes_is_read_without_them() -> None:

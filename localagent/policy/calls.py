@@ -56,9 +56,11 @@ def named(parts: Collection[str], arguments: list[dict[str, Any]], serving: Sequ
     of them name (``names``) and any one of them alone names: a call for USD to AUD names
     "USD to AUD", not "USD to CAD" too; one coffee order names "a flat white", "size
     medium" and "whole milk"; an email its "body 'See you'" too. A call of a tool new to
-    the turn naming no new part by its values names the first part left that its tool
-    serves, where the tool serving each part is known (``serving_tools``; ``called``: each
-    call's tool): "the interest coverage ratio for the same period" by a call of that tool."""
+    the turn naming no new part by its values, all of them the request's, names the first
+    part left that its tool serves, where the tool serving each part is known
+    (``serving_tools``; ``called``: each call's tool): "the interest coverage ratio for the
+    same period" by a call of that tool; not "I'm not looking to convert any amount" by a
+    conversion of an amount made up."""
     parts = list(parts)
     done = [False] * len(parts)
     for k, args in enumerate(arguments):
@@ -71,7 +73,8 @@ def named(parts: Collection[str], arguments: list[dict[str, Any]], serving: Sequ
             alone = any(h[i] and (sum(h) == 1 or _holds(v, parts[i])) for v, h in zip(values, hits))
             if n > 0 and (n == max(score) or alone):
                 new, done[i] = new or not done[i], True
-        if not new and tool and tool not in called[:k]:
+        given = all(any(h) for h in hits)  # every value the request's: none made up
+        if not new and tool and tool not in called[:k] and given:
             left = [i for i in range(len(parts)) if not done[i] and serving[i] == tool]
             if left:
                 done[left[0]] = True
