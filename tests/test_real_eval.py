@@ -168,3 +168,54 @@ def test_each_next_call_serves_the_part_left_and_values_are_sent_as_the_request_
     sent = [a for r in d["results"] for c in r["calls"] for a in c["arguments"].values()]
     assert len(cases) == 19 and not [a for a in sent if a == []], sent  # no empty optional list sent
     assert d["right"] >= 15, [(r["id"], r["error"], r["detail"]) for r in d["results"] if not r["right"]]
+
+
+def _fn(name: str, desc: str, **params: str) -> dict[str, Any]:
+    props = {p: {"type": "string" if t == "s" else "integer", "description": p.replace("_", " ")} for p, t in params.items()}
+    return {"type": "function", "function": {"name": name, "description": desc, "parameters": {
+        "type": "object", "properties": props, "required": list(params)}}}
+
+
+RATE = _fn("get_exchange_rate", "Get the exchange rate between two currencies.", base_currency="s", target_currency="s")
+DISTANCE = _fn("get_distance", "Get the driving distance between two places.", origin="s", destination="s")
+WEATHER = _fn("get_weather", "Get the current weather in a city.", city="s")
+TIME = _fn("get_time", "Get the local time in a city.", city="s")
+GROWTH = _fn("sales_growth", "Calculate a company's sales growth rate over some years.", company="s", years="i")
+COVERAGE = _fn("interest_coverage", "Calculate a company's interest coverage ratio over some years.", company="s", years="i")
+
+
+def _several_calls_cases() -> list[dict[str, Any]]:
+    """Requests of BFCL's shapes, with other values: parts sharing a value, a request wholly in
+    quotes, a second tool whose part gives no value of its own."""
+    out = []
+
+    def add(request: str, tools: list[dict[str, Any]], *calls: tuple[str, dict[str, Any]]) -> None:
+        expected = [{"name": n, "arguments": {k: [v] for k, v in a.items()}, "loose": [k for k, v in a.items() if isinstance(v, str)]} for n, a in calls]
+        out.append({"id": f"shape-{len(out)}", "category": "multiple_calls", "messages": [{"role": "user", "content": request}], "tools": tools, "expected": expected})
+
+    for a, b, c in (("USD", "AUD", "CAD"), ("EUR", "JPY", "GBP"), ("CHF", "USD", "SEK")):
+        add(f"Get me the exchange rates of {a} to {b} and {a} to {c}.", [RATE],
+            ("get_exchange_rate", {"base_currency": a, "target_currency": b}), ("get_exchange_rate", {"base_currency": a, "target_currency": c}))
+    for x, y, z in (("Boston", "Chicago", "Denver"), ("Paris", "Lyon", "Nice"), ("Berlin", "Munich", "Vienna")):
+        add(f"What is the driving distance from {x} to {y}, and then from {y} to {z}?", [DISTANCE],
+            ("get_distance", {"origin": x, "destination": y}), ("get_distance", {"origin": y, "destination": z}))
+    for p, q in (("Oslo", "Rome"), ("Lima", "Cairo"), ("Tokyo", "Seoul")):
+        add(f'"Could you help me with two things? First, the current weather in {p}. Second, the local time in {q}."', [WEATHER, TIME],
+            ("get_weather", {"city": p}), ("get_time", {"city": q}))
+    for co, n in (("Acme", 3), ("Globex", 5), ("Initech", 2)):
+        add(f"Find the sales growth rate of {co} over the last {n} years and also the interest coverage ratio for the same period.",
+            [GROWTH, COVERAGE], ("sales_growth", {"company": co, "years": n}), ("interest_coverage", {"company": co, "years": n}))
+    return out
+
+
+def test_each_part_gets_its_call_where_parts_share_values_or_the_request_is_quoted(qwen: Any, tmp_path: Path) -> None:
+    # BFCL's shapes that ended a turn after one call: a value shared by two parts (USD, a leg's
+    # city) named both, a request wholly in quotes was one part, and a second tool's call
+    # whose part gives no value named nothing new. The code before got 0 of 12 (one call
+    # each), the current 12.
+    path = tmp_path / "shapes.jsonl"
+    path.write_text("\n".join(json.dumps(c) for c in _several_calls_cases()), encoding="utf-8")
+    d = run_eval(qwen, load_cases(path)).to_dict()
+    one = [r["id"] for r in d["results"] if len(r["calls"]) < 2]
+    assert d["cases"] == 12 and len(one) <= 2, one
+    assert d["right"] >= 9, [(r["id"], r["error"], r["detail"]) for r in d["results"] if not r["right"]]
