@@ -36,7 +36,8 @@ def decoding_options(
     if constraint is not None and parallel and config.more_calls is not None:
         parts = plan.parts if config.parts_named else ()
         tools = plan.tools if config.part_tools else ()
-        more = MoreCalls(plan.implied, *config.more_calls, parts=parts, tools=tools, optional=plan.optional)
+        names = plan.names if config.parts_named else ()
+        more = MoreCalls(plan.implied, *config.more_calls, parts=parts, tools=tools, optional=plan.optional, names=names, examples=plan.examples)
     return GenerateOptions(
         max_tokens=config.max_tokens,
         temperature=config.temperature,

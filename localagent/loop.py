@@ -106,6 +106,10 @@ class AgentConfig:
     # ("Below is a JSON object: {name: "get_stock_price", ...}"; policy.call_in_prose) is
     # asked again, as a call.
     retry_prose_calls: bool = True
+    # ... and a first turn the model chose to call with a name the request does not say, the
+    # answer itself ("Dublin" for the capital of Ireland; policy.answer_in_call), is asked
+    # again, as prose.
+    retry_answer_calls: bool = True
     # A turn that only repeats calls whose results are already in the history
     # is generated again as prose (the 0.5B model otherwise re-reads for ever).
     repeat_guard: bool = True
@@ -541,6 +545,12 @@ class Agent:
             if redone is None:
                 return
             gen, calls, errors, content = redone
+        if calls and not errors and self._answer_in_call(s, turn, calls):
+            self._notice(s, "the first turn's call holds a name the task does not say, the answer: asked again, as prose")
+            redone = self._regenerate(s, msgs, ToolChoice("none"), gen, [], t0, tools_shown=self._tools_in_answer())
+            if redone is None:
+                return
+            gen, calls, errors, content = redone
         repeat = self._repeat(s, calls) if calls and not errors else policy.Repeat.NONE
         if not calls and not errors and self._echo(s, content):
             repeat = policy.Repeat.ANSWER  # it wrote the task back instead of an answer
@@ -843,6 +853,13 @@ class Agent:
         cfg = self.config
         chosen = turn.choice.mode == "auto" and not turn.no_tool and cfg.constrained
         return cfg.retry_prose_calls and chosen and s.step == 1 and policy.call_in_prose(content, self.tools.names())
+
+    def _answer_in_call(self, s: "RunState", turn: "Turn", calls: list[ToolCall]) -> bool:
+        """Whether the run's first turn, a call by the model's own choice, holds the answer in
+        a name the task does not say (``AgentConfig.retry_answer_calls``)."""
+        cfg = self.config
+        chosen = turn.choice.mode == "auto" and not turn.no_tool and cfg.constrained
+        return cfg.retry_answer_calls and chosen and s.step == 1 and policy.answer_in_call(s.task, [c.arguments for c in calls], self._is_path)
 
     def _calculates(self, s: "RunState") -> bool:
         """Whether the step must call calculate: the question asks for something worked out

@@ -373,6 +373,35 @@ def test_each_next_call_is_of_the_tool_its_part_points_to() -> None:
         assert g.text == CALL + "\n" + second, tools
 
 
+class RankedModel(ScriptedModel):
+    """A ``ScriptedModel`` that wants each of its targets, the first most: the next token of
+    each target that what is written begins gets a logit, lower for each later target."""
+
+    def logits_after(self, ids: list[int]) -> np.ndarray:
+        logits = super().logits_after(ids)
+        written = self.detokenize(ids[self.prompt_len :])
+        for rank, target in enumerate(self.targets[1:], 1):
+            rest = target[len(written) :] if target.startswith(written) else b""
+            for t in range(1, len(PIECES)):
+                if rest and rest.startswith(PIECES[t]):
+                    logits[t] = max(logits[t], 10.0 - 3 * rank + len(PIECES[t]))
+        return logits
+
+
+def test_a_next_call_does_not_start_a_value_of_another_part() -> None:
+    """Asked to read notes.txt and list Docs, the model would list notes.txt: its value is
+    ruled out (``policy.excluded``), and the model's next choice, Docs, is written."""
+    constraint = build_constraint([READ_FILE, LIST_DIR], ToolChoice(), engine="llguidance")
+    config = AgentConfig(engine="llguidance", parallel_calls=True)
+    wrong, right = LIST_CALL.replace("a.txt", "notes.txt"), LIST_CALL.replace("a.txt", "Docs")
+    for names, second in ((((), ("Docs",)), right), (((), ()), wrong)):
+        b = Decoder(RankedModel([CALL + "\n" + wrong, CALL + "\n" + right]), make_drafter)
+        opts = decoding_options(config, constraint, threshold=0.5, choice=ToolChoice())
+        plan = MoreCalls(2, 0.0, 1.0, parts=("read notes.txt", "list Docs"), tools=("read_file", "list_dir"), names=names)
+        g = decode(b, replace(opts, more_calls=plan), matcher(b, replace(opts, more_calls=plan)))
+        assert g.text == CALL + "\n" + second, names
+
+
 class DictMasks:
     """A ``MaskStore`` in memory."""
 

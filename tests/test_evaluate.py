@@ -61,7 +61,7 @@ FORECAST = {
 
 
 def case(expected: list[ExpectedCall], tools: list[dict[str, Any]] | None = None) -> Case:
-    return Case("c1", "cat", [{"role": "user", "content": "q"}], tools or [WEATHER, FORECAST], expected)
+    return Case("c1", "cat", [{"role": "user", "content": "Weather in Paris or Berlin?"}], tools or [WEATHER, FORECAST], expected)
 
 
 PARIS = ExpectedCall("get_weather", {"city": ["Paris", "Paris, France"], "unit": ["", "celsius"]}, frozenset({"city"}))
@@ -749,6 +749,7 @@ def test_the_count_a_request_implies_reaches_the_options() -> None:
 def test_a_first_turn_no_tool_fits_is_asked_as_prose_and_its_fit_recorded() -> None:
     need, none = case([PARIS]), case([])
     none.id = "c2"
+    need.messages = none.messages = [{"role": "user", "content": "Paris?"}]  # no word of a tool's
     fake = FakeBackend.scripted(["It is the capital.", "Sure."], relevance=[-3.0, 0.5])
     d = run_eval(fake, [need, none]).to_dict()
     assert [o.tool_choice for o in fake.options] == ["none", "none"] and d["relevance_floor"] == [4.0, -2.0]
@@ -779,6 +780,14 @@ def test_a_first_turn_no_tool_fits_is_asked_as_prose_and_its_fit_recorded() -> N
     # After a result the gate is not asked: that turn is the repeat rule's and the covered rule's.
     fake = FakeBackend.scripted([render_call("get_forecast", {"city": "Paris"})], relevance=[-3.0])
     assert run_eval(fake, [_after_result([], "Do I need a coat there?")]).to_dict()["results"][0]["relevance"] is None
+
+
+def test_a_first_turn_call_holding_the_answer_is_asked_again_as_prose_as_run_does() -> None:
+    c = Case("n", "no_tool", [{"role": "user", "content": "What is the capital of Ireland?"}], [WEATHER], [], expected_answer=[r"\bDublin\b"])
+    fake = FakeBackend.scripted([Generation(render_call("get_weather", {"city": "Dublin"}), decision="call", call_mass=0.6), "Dublin."], relevance=[5.0])
+    d = run_eval(fake, [c]).to_dict()
+    assert d["right"] == 1 and [o.tool_choice for o in fake.options] == ["auto", "none"]
+    assert d["results"][0]["decision"] == "prose" and d["results"][0]["call_mass"] == 0.6
 
 
 def test_a_question_the_result_answers_is_answered_from_the_evidence_as_run_does() -> None:

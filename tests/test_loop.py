@@ -692,6 +692,17 @@ def test_a_first_turn_that_writes_a_call_as_prose_is_asked_again_as_a_call(tmp_p
     assert result.answer == "I used `lookup`: it matters." and len(fake.requests) == 2
 
 
+def test_a_first_turn_whose_call_holds_a_name_the_task_does_not_say_is_asked_again_as_prose(tmp_path: Path) -> None:
+    task = "What is the capital city of Ireland?"
+    result, _, fake = run(tmp_path, [call_text("lookup", key="Dublin"), "Dublin."], task=task)
+    assert [o.tool_choice for o in fake.options] == ["auto", "none"] and result.answer == "Dublin." and not tool_msgs(result)
+    # The name the task says, or the rule off: the call is made.
+    result, _, fake = run(tmp_path, [call_text("lookup", key="Dublin"), "done"], task="Look up the key Dublin.")
+    assert len(tool_msgs(result)) == 1 and result.answer == "done"
+    result, _, fake = run(tmp_path, [call_text("lookup", key="Dublin"), "done"], task=task, retry_answer_calls=False)
+    assert len(tool_msgs(result)) == 1
+
+
 def test_only_the_first_turn_is_gated(tmp_path: Path) -> None:
     task = "Look up the key alpha, and say why it matters."
     result, _, fake = run(tmp_path, [call_text("lookup", key="alpha"), "done"], task=task, backend={"relevance": [9.0]})

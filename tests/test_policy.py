@@ -1034,7 +1034,8 @@ def test_a_value_copied_wrong_from_the_request_is_copied_again() -> None:
     assert copied('Text +61412345678 "hi"', "+161412345678") == "+61412345678"
     assert copied("Invite dara@example.com and hana@example.com.", "data@example.com") == "dara@example.com"
     # Not a miscopy: a value of its own, a path made of the request's words, one the request holds.
-    assert copied('Text +61412345678 "hi"', "+15551234567") == "+15551234567"
+    assert copied('Text +61412345678 or 0412345678 "hi"', "+15551234567") == "+61412345678"  # the one with "+"
+    assert copied('Text +61412345678 or +61412345679 "hi"', "+15551234567") == "+15551234567"  # two: which is not known
     assert copied("Read notes.md in docs.", "docs/notes.md") == "docs/notes.md"
     assert copied("Read hosts in /etc.", "/etc/hosts") == "/etc/hosts"
     assert copied("Move ../shared/notes.md to notes.md.", "notes.md") == "notes.md"
@@ -1099,6 +1100,52 @@ def test_the_next_call_serves_the_first_part_no_call_names_yet() -> None:
     assert policy.serving_tools(request, parts, _city_tools()) == (policy.NONE, "get_weather", policy.NONE, policy.LAST)
     # A call that named a part already served goes on to the next one left.
     assert _served("the weather in Budapest, the air quality in Toronto and the time in Oslo", [three[0], three[0]]) == ["get_air_quality"]
+
+
+def test_after_a_lead_in_the_kth_call_serves_the_kth_part_that_names_a_tool() -> None:
+    # "Lisboa" names no part: the next call is still the second part's tool, not the first's again.
+    three = [("get_weather", {"city": "Lisboa"}), ("get_air_quality", {"city": "Paris"}), ("get_time", {"city": "Lima"})]
+    assert _served("I'm juggling plans in a few places today, so: the weather in Lisbon, the air quality in Paris, "
+                   "and the local time in Lima?", three) == ["get_air_quality", "get_time"]
+    # A tail that only counts the parts is served by no call.
+    parts = tuple(policy.request_parts("read a.md, b.md and c.md, all of them"))
+    assert policy.serving_tools("", parts, _city_tools())[-1] == policy.NONE
+
+
+def test_a_next_call_is_not_to_start_a_value_another_part_or_an_example_gives() -> None:
+    def ruled_out(request: str, calls: list[tuple[str, dict[str, Any]]], tool: str, key: str, tools: Any = None) -> list[str]:
+        plan = policy.call_plan(request, [Message("user", request)], tools or _city_tools())
+        return policy.excluded(plan, [a for _, a in calls], [n for n, _ in calls], tool, key)
+
+    madrid = [("get_weather", {"city": "Madrid"})]
+    # A tool new to the turn, its part holding a name no call gives: not the other part's city.
+    assert ruled_out("Madrid weather rn, Lisbon forecast 7 days", madrid, "get_forecast", "city") == ["Madrid"]
+    assert ruled_out("weather Stockholm? air Tokyo? time Seoul?", [("get_weather", {"city": "Stockholm"}), ("get_air_quality", {"city": "Tokyo"})],
+                     "get_time", "city") == ["Stockholm", "Tokyo"]
+    # Not where the part holds no name of its own ("the same city"), nor the value names it, nor the tool was called.
+    assert ruled_out("Madrid weather rn, and the forecast for the same city", madrid, "get_forecast", "city") == []
+    assert ruled_out("Weather in Madrid. What is the forecast for Madrid?", madrid, "get_forecast", "city") == []
+    assert ruled_out("Weather in Madrid and in Lisbon", madrid, "get_weather", "city") == []
+    # A sentence's first word is no name: "Could" holds none.
+    assert ruled_out("Weather in Madrid. Could you get the forecast too?", madrid, "get_forecast", "city") == []
+    # An example of a code parameter no part names ("e.g. 'AAPL'" for Netflix); not where one does (Apple).
+    stock = [{"type": "function", "function": {"name": "get_stock_price", "description": "Get a stock's price.", "parameters": {
+        "type": "object", "properties": {"symbol": {"type": "string", "description": "Ticker symbol, e.g. 'AAPL'."}}}}}]
+    assert ruled_out("Convert 200 JPY to CHF and also the share price of Netflix", [], "get_stock_price", "symbol", stock) == ["AAPL"]
+    assert ruled_out("Share prices of Netflix and Apple", [], "get_stock_price", "symbol", stock) == []
+
+
+def test_a_first_turn_call_holding_a_name_the_request_does_not_say_holds_the_answer() -> None:
+    assert policy.answer_in_call("I'm stuck on a clue: the capital city of Ireland?", [{"city": "Dublin", "unit": "celsius"}])
+    assert policy.answer_in_call('"Which city is the capital of Peru?"', [{"city": "Lima Peru"}]) is False  # names Peru
+    # The request's own name, another spelling of it, its initials, a country as given: no answer in them.
+    assert not policy.answer_in_call("Austria - capital city?", [{"city": "Austria"}])
+    assert not policy.answer_in_call("Weather in Lisbon now?", [{"city": "Lisboa"}])
+    assert not policy.answer_in_call("weather in NYC?", [{"city": "New York"}])
+    assert not policy.answer_in_call("Convert 5 USD to EUR", [{"from": "USD", "to": "EUR", "amount": 5}])
+    # A path of the folder is no answer made up.
+    assert not policy.answer_in_call("What builds this project?", [{"path": "Makefile"}], lambda p: p == "Makefile")
+    assert policy.answer_in_call("What builds this project?", [{"path": "Makefile"}])
 
 
 def test_a_value_holding_the_whole_part_names_it() -> None:
@@ -1323,12 +1370,22 @@ def test_covered_when_every_part_and_path_is_named_by_an_answered_call() -> None
     assert not policy.covered("Read setup.cfg and tell me its owner.", history("Read setup.cfg and tell me its owner.", read))
     time = ("get_weather", {"city": "Budapest"}, '{"temperature": 1, "time": "12:00"}')
     assert not policy.covered("Weather in Budapest and the time in Oslo?", history("Weather in Budapest and the time in Oslo?", time))
+    # A lead-in, a short part asking nothing of its own, "what's" (an apostrophe, no quote).
+    for task in ("I'm preparing release notes; could you read setup.cfg and tell me what version the project is at?",
+                 "I'd like to know what version setup.cfg declares. Could you check?",
+                 "Can you check setup.cfg and find out what version it's set to?"):
+        assert policy.covered(task, history(task, read)), task
+    # Not where the short part names a tool ("list it") or holds a name ("and Oslo?").
+    assert not policy.covered("Read setup.cfg, then list it.", history("Read setup.cfg, then list it.", read), ["read_file", "list_dir"])
+    assert not policy.covered("I'm curious about the weather in Budapest and Oslo?", history("I'm curious about the weather in Budapest and Oslo?", w))
 
 
 def test_a_question_no_tool_fits_is_given_the_value_it_works_out() -> None:
     assert policy.worked_out('Spell the word "pyramid" backwards.') == ("'pyramid'[::-1]", "dimaryp")
     assert policy.worked_out("What is 36 plus 79?") == ("36 + 79", "115")
     assert policy.worked_out('Rewrite "How much does it cost" all in upper case.') == ("'How much does it cost'.upper()", "HOW MUCH DOES IT COST")
+    for asked in ("so every letter is a capital", "in block capitals", "and capitalise every letter"):
+        assert policy.worked_out(f'Please rewrite "See you" {asked}.') == ("'See you'.upper()", "SEE YOU"), asked
     assert policy.worked_out("How many fruits: kiwi, pear?") is None  # names no operation it can work out
     assert policy.worked_out('Put "ab" in upper case and spell it backwards.') is None  # two: not one to give
     # Two named, one of them what the text is turned into.
@@ -1340,6 +1397,7 @@ def test_a_question_no_tool_fits_is_given_the_value_it_works_out() -> None:
         "len(['banana', 'plum', 'pear', 'fig', 'grape'])", "5")
     assert policy.worked_out("I've got these in my basket: cherry, plum, kiwi. Could you count them?") == (
         "len(['cherry', 'plum', 'kiwi'])", "3")
+    assert policy.worked_out("fig, kiwi, mango, cherry, grape - how many is that?") == ("len(['fig', 'kiwi', 'mango', 'cherry', 'grape'])", "5")
     assert policy.worked_out("How many of these are red: apple, banana, cherry?") is None  # a part of them
     assert policy.worked_out("How many lights are on in the kitchen, office and bedroom?") is None  # not given to count
     assert policy.worked_out("What's the weather in Seoul, Madrid and Dublin?") is None

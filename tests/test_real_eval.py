@@ -219,3 +219,47 @@ def test_each_part_gets_its_call_where_parts_share_values_or_the_request_is_quot
     one = [r["id"] for r in d["results"] if len(r["calls"]) < 2]
     assert d["cases"] == 12 and len(one) <= 2, one
     assert d["right"] >= 9, [(r["id"], r["error"], r["detail"]) for r in d["results"] if not r["right"]]
+
+
+FORECAST = _fn("get_forecast", "Get the weather forecast for a city.", city="s", days="i")
+CONVERT = _fn("convert_currency", "Convert an amount between currencies.", amount="i", from_currency="s", to_currency="s")
+STOCK = _fn("get_stock_price", "Get the latest price of a stock by its ticker symbol.", symbol="s")
+STOCK["function"]["parameters"]["properties"]["symbol"]["description"] = "Ticker symbol, e.g. 'AAPL'."
+AIR = _fn("get_air_quality", "Get the current air quality index of a city.", city="s")
+
+
+def _values_of_their_parts_cases() -> list[dict[str, Any]]:
+    """Requests whose later calls the model gave a value of another part (the first call's
+    city), and questions whose calls held the answer (a capital as the city)."""
+    out = []
+
+    def add(request: str, tools: list[dict[str, Any]], calls: list[tuple[str, dict[str, Any]]], answer: str = "") -> None:
+        expected = [{"name": n, "arguments": {k: [v] for k, v in a.items()}, "loose": [k for k, v in a.items() if isinstance(v, str)]} for n, a in calls]
+        case = {"id": f"part-{len(out)}", "category": "multiple_calls" if calls else "no_tool",
+                "messages": [{"role": "user", "content": request}], "tools": tools, "expected": expected}
+        out.append({**case, "expected_answer": [rf"\b{answer}\b"]} if answer else case)
+
+    for a, b, n in (("Oslo", "Vienna", 3), ("Dublin", "Prague", 5), ("Cairo", "Nairobi", 2), ("Quito", "Bogota", 4)):
+        add(f"{a} weather rn, {b} forecast {n} days", [WEATHER, FORECAST], [("get_weather", {"city": a}), ("get_forecast", {"city": b, "days": n})])
+    for a, b, c in (("Helsinki", "Athens", "Manila"), ("Toronto", "Zurich", "Jakarta"), ("Denver", "Hanoi", "Warsaw")):
+        add(f"weather {a}? air {b}? time {c}?", [WEATHER, AIR, TIME], [("get_weather", {"city": a}), ("get_air_quality", {"city": b}), ("get_time", {"city": c})])
+    for amount, x, y, company, ticker in ((200, "JPY", "CHF", "Netflix", "NFLX"), (80, "EUR", "SEK", "Microsoft", "MSFT"), (45, "GBP", "USD", "Amazon", "AMZN")):
+        add(f"Could you tell me how much {amount} {x} comes to in {y}, and also look up the current share price of {company}?", [CONVERT, STOCK],
+            [("convert_currency", {"amount": amount, "from_currency": x, "to_currency": y}), ("get_stock_price", {"symbol": ticker})])
+    for country, capital in (("Norway", "Oslo"), ("Japan", "Tokyo"), ("Egypt", "Cairo"), ("Kenya", "Nairobi"), ("France", "Paris")):
+        add(f"Quick quiz question: which city is the capital of {country}?", [WEATHER, TIME], [], capital)
+    return out
+
+
+def test_a_later_call_takes_its_own_parts_value_and_a_known_answer_is_not_called_for(qwen: Any, tmp_path: Path) -> None:
+    # A value of another part ruled out at the start of a later call's value (policy.excluded),
+    # and a first call holding a name the request does not say asked again as prose
+    # (policy.answer_in_call). The last stop's code: RESULT_BEFORE; the current: RESULT_AFTER.
+    path = tmp_path / "parts.jsonl"
+    path.write_text("\n".join(json.dumps(c) for c in _values_of_their_parts_cases()), encoding="utf-8")
+    d = run_eval(qwen, load_cases(path)).to_dict()
+    wrong = [(r["id"], r["error"], r["detail"]) for r in d["results"] if not r["right"]]
+    called = [r["id"] for r in d["results"] if r["category"] == "no_tool" and r["calls"]]
+    assert d["cases"] == 12 and len(called) <= 1, called
+    assert d["right"] >= 10, wrong
+

@@ -138,6 +138,10 @@ class MoreCalls:
     tools: tuple[str, ...] = ()
     # (tool, parameter) of the optional texts, whose values name no part (policy.naming).
     optional: frozenset[tuple[str, str]] = frozenset()
+    # The names each part holds, and the examples of code parameters: what a value of the
+    # next call must not start with (policy.excluded).
+    names: tuple[tuple[str, ...], ...] = ()
+    examples: frozenset[tuple[str, str, str]] = frozenset()
 
 
 @dataclass

@@ -12,6 +12,7 @@ from __future__ import annotations
 import codecs
 import hashlib
 import json
+import re
 import time
 from collections.abc import Set
 from typing import Callable, Protocol
@@ -100,6 +101,7 @@ class Decoder:
         self.next_call = model.tokenize("\n" + CALL_OPEN)  # another call after one
         self._structured: np.ndarray | None = None
         self.last_tokens: list[int] = []  # the last reply's token ids (the benchmark replays them)
+        self._by_text: dict[str, list[int]] | None = None  # token ids by their text, built when first needed
 
     def _piece(self, token: int) -> str:
         return self.model.token_bytes(token).decode("utf-8", errors="replace")
@@ -195,7 +197,7 @@ class Decoder:
         None when the constraint allows no token at all."""
         trigger: list[int] = []
         m, o = r.matcher, r.options
-        logits = r.penalized(logits)
+        logits = self._exclude(r.penalized(logits), r)
         if r.n == 0 and m is not None and o.call_threshold is not None:
             trigger, logits, mass = self._decide(logits, o.call_threshold, m)
             r.decision = "call" if trigger else "prose"
@@ -205,6 +207,35 @@ class Decoder:
             r.rejected += 1
             return trigger, _allowed_choice(logits, m, r.sampler, rng)
         return trigger, tok
+
+    def _exclude(self, logits: np.ndarray, r: _Reply) -> np.ndarray:
+        """``logits`` without the tokens that would start a value ``policy.excluded`` rules
+        out, where a call's string value starts here in a turn that may hold several."""
+        mc = r.options.more_calls
+        if mc is None or r.matcher is None or not r.out or not r.out[-1].endswith('"'):
+            return logits
+        text = "".join(r.out)
+        start = text.rfind(CALL_OPEN)
+        head = _VALUE_START.match(text, start + len(CALL_OPEN)) if start >= 0 else None
+        if head is None:
+            return logits
+        prior = parse(text[:start]).calls
+        plan = policy.CallPlan(mc.implied, mc.parts, mc.tools, mc.optional, mc.names, mc.examples)
+        values = policy.excluded(plan, _naming(mc, prior), [c.name for c in prior], head.group(1), head.group(2))
+        ids = [i for v in values for i in self._starting(v)]
+        if not ids:
+            return logits
+        out = logits.copy()
+        out[ids] = -np.inf
+        return out
+
+    def _starting(self, value: str) -> list[int]:
+        """The tokens whose text starts ``value`` (its prefixes, one character or more)."""
+        if self._by_text is None:
+            self._by_text = {}
+            for i in range(self.model.n_vocab):
+                self._by_text.setdefault(self._piece(i), []).append(i)
+        return [i for n in range(1, len(value) + 1) for i in self._by_text.get(value[:n], ())]
 
     def _closing(self, r: _Reply) -> str:
         """Under ``MoreCalls``, with room left: the rest of the closing tag when a call's
@@ -449,6 +480,11 @@ def _greedy_choice(logits: np.ndarray, r: _Reply, rng: np.random.Generator) -> i
     if r.matcher is None:
         return int(np.argmax(logits))
     return _allowed_choice(logits, r.matcher, r.sampler, rng)
+
+
+# A call's start up to the opening quote of a string value of its arguments (top level, after
+# the others): '\n{"name": "get_forecast", "arguments": {"city": "'.
+_VALUE_START = re.compile(r'\s*\{"name":\s*"([^"]+)",\s*"arguments":\s*\{(?:.*,\s*)?"([^"]+)":\s*"$', re.DOTALL)
 
 
 def _naming(mc: MoreCalls, calls: list[ParsedCall]) -> list[dict[str, object]]:

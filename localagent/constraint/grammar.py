@@ -103,9 +103,20 @@ def as_codes(tool: dict[str, Any]) -> dict[str, Any]:
 
 
 def _codes_only(description: Any) -> bool:
-    m = _EXAMPLES.search(description) if isinstance(description, str) else None
-    examples = re.findall(r"['\"]([^'\"]+)['\"]", m.group(1)) if m else []
+    examples = _examples(description)
     return bool(examples) and all(re.fullmatch(r"[A-Z]{2,5}", e) for e in examples)
+
+
+def _examples(description: Any) -> list[str]:
+    """The quoted examples after a description's "e.g."."""
+    m = _EXAMPLES.search(description) if isinstance(description, str) else None
+    return re.findall(r"['\"]([^'\"]+)['\"]", m.group(1)) if m else []
+
+
+def code_examples(spec: Any) -> list[str]:
+    """The examples of a string parameter that takes a code in capitals (``as_codes``)."""
+    free = isinstance(spec, dict) and spec.get("type") == "string" and not {"enum", "const", "pattern", "format"} & set(spec)
+    return _examples(spec.get("description")) if free and _codes_only(spec.get("description")) else []
 
 
 def argument_keys(tools: list[dict[str, Any]]) -> tuple[tuple[str, tuple[str, ...]], ...]:

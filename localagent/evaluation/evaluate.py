@@ -802,6 +802,21 @@ def call_asked_again(case: Case, gen: Generation, backend: Backend, config: Agen
     return retry
 
 
+def prose_asked_again(case: Case, gen: Generation, backend: Backend, config: AgentConfig) -> Generation:
+    """As ``run`` does (``AgentConfig.retry_answer_calls``): a first turn the model chose to
+    call with a name the request does not say, the answer itself (``policy.answer_in_call``),
+    is asked again, as prose. Both turns' tokens and time count."""
+    history = case.history()
+    calls = parse(gen.text).calls
+    chosen = gen.decision == "call" and calls and _first_turn(history)
+    if not (config.retry_answer_calls and config.constrained and chosen and policy.answer_in_call(last_user_text(history), [c.arguments for c in calls])):
+        return gen
+    retry = answer_no_tool(case, backend, config, generate_options(case, config, first="prose"))
+    retry.pay_for(gen)
+    retry.decision, retry.call_mass = "prose", gen.call_mass
+    return retry
+
+
 def run_eval(
     backend: Backend,
     cases: list[Case],
@@ -841,7 +856,7 @@ def run_eval(
         else:
             history = case.history()
             gen = ask(backend, history, case.tools, options, last_user_text(history), config)
-            gen = answer_on_repeat(case, call_asked_again(case, gen, backend, config), backend, config)
+            gen = answer_on_repeat(case, prose_asked_again(case, call_asked_again(case, gen, backend, config), backend, config), backend, config)
         gen.relevance = relevance
         if kind and gen.decision is None:
             gen.decision = kind  # decided before the first token, by the gate

@@ -39,15 +39,20 @@ from .calls import (
     call_results,
     calls_implied,
     calls_implied_now,
+    code_examples,
+    excluded,
     named,
     names,
     naming,
+    next_part,
     next_tool,
     no_tool_fits,
     optional_texts,
+    part_names,
     part_tool,
     parts_left,
     request_parts,
+    sentence_starts,
     serving_tools,
     tool_match,
 )
@@ -95,7 +100,7 @@ from .looks import (
     searches_first,
     unread_named,
 )
-from .first_turn import FirstTurn, answers_itself, asks_about_quote, call_in_prose, first_turn
+from .first_turn import FirstTurn, answer_in_call, answers_itself, asks_about_quote, call_in_prose, first_turn
 from .wording import _ASKS, appends, asks_only, asks_which_file, computes, task_words, unwrapped, wants_change
 
 __all__ = [
@@ -103,7 +108,8 @@ __all__ = [
     "appends", "asks_only", "asks_which_file", "computes", "task_words", "unwrapped", "wants_change",
     # calls
     "ANY", "LAST", "MAX_CALLS", "NONE", "STRUCTURED_STARTS", "CallPlan", "answered", "call_plan", "call_results", "calls_implied",
-    "calls_implied_now", "named", "names", "naming", "next_tool", "no_tool_fits", "optional_texts", "part_tool", "parts_left", "request_parts", "serving_tools",
+    "calls_implied_now", "code_examples", "excluded", "named", "names", "naming", "next_part", "next_tool", "no_tool_fits", "optional_texts",
+    "part_names", "part_tool", "parts_left", "request_parts", "sentence_starts", "serving_tools",
     "tool_match", "unasked", "as_given", "copied", "copied_values", "made_up", "request_words",
     # looks
     "PATH_ERRORS", "WORKSPACE_TOOLS", "Repeat", "answers_once_read", "counted_files", "covered", "finds_first", "found_by_search",
@@ -117,5 +123,5 @@ __all__ = [
     "finished_answer", "returned", "unsupported", "what_was_found", "with_calculation", "with_found_files",
     "with_return_read", "with_value_read", "with_worked_out", "worked_out", "worked_out_prompt",
     # first_turn
-    "FirstTurn", "answers_itself", "asks_about_quote", "call_in_prose", "first_turn",
+    "FirstTurn", "answer_in_call", "answers_itself", "asks_about_quote", "call_in_prose", "first_turn",
 ]

@@ -299,13 +299,14 @@ _ITEM = re.compile(r"[A-Za-z][A-Za-z'-]*(?: [A-Za-z][A-Za-z'-]*){0,2}")
 
 def counted(task: str) -> list[str] | None:
     """The items of a list a question asks to count: three or more short items set apart by
-    commas (the last perhaps by "and"), a sentence or a colon's whole tail of their own
-    ("How many items are in this list: pear, plum, fig?"); None where the question counts a
+    commas (the last perhaps by "and"), a sentence, a colon's whole tail or a clause set apart
+    by a dash of their own ("How many items are in this list: pear, plum, fig?", "fig, kiwi,
+    plum - how many is that?"); None where the question counts a
     part of them or there is no such list. A list inside the question's own sentence is not
     given to count ("How many lights are on in the kitchen, office and bedroom?")."""
     if not _HOW_MANY.search(task) or _PART_OF.search(task):
         return None
-    for chunk in re.split(r"[:?.!](?:\s+|$)", task):
+    for chunk in re.split(r"[:?.!](?:\s+|$)|\s[-\u2013\u2014]\s", task):  # a spaced dash sets a clause apart too
         items = [i.strip() for i in re.split(r",\s*(?:and\s+)?|\s+and\s+", chunk.strip())]
         if len(items) >= 3 and all(_ITEM.fullmatch(i) for i in items):
             return items

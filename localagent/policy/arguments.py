@@ -87,7 +87,8 @@ def copied(value: str, words: set[str], exists: Callable[[str], bool] | None = N
     """``value``, or the word of the request it miscopies: the only nearest of those it
     differs from by a prefix of "/", "." or another path's folder ("../data/users.csv"
     beside "../tests/a.py"), by a folder left out, or by a few characters in seven or more
-    ("+161412345678" for "+61412345678"). A value the request holds as a word stays."""
+    ("+161412345678" for "+61412345678"); a number made up, the request's one number of
+    its kind (``_number``). A value the request holds as a word stays."""
     if value in words or not _COPIED.search(value) or (exists is not None and exists(value)):
         return value
     near = []
@@ -100,7 +101,16 @@ def copied(value: str, words: set[str], exists: Callable[[str], bool] | None = N
             near.append((d, w))
     best = min((d for d, _ in near), default=0)
     found = {w for d, w in near if d == best}
+    if not found and _number(value):
+        found = {w for w in words if _number(w) and w.startswith("+") == value.startswith("+")}
     return found.pop() if len(found) == 1 else value
+
+
+def _number(text: str) -> bool:
+    """Whether ``text`` is a phone number or the like: seven digits or more, with "+",
+    dots, dashes or brackets. Where the request holds one such word and a value is another,
+    the value was made up: the 0.5B model texted "+15551234567" for "text +33612345678 ..."."""
+    return re.fullmatch(r"\+?[\d().-]+", text) is not None and sum(c.isdigit() for c in text) >= 7
 
 
 def _added(prefix: str, words: set[str]) -> bool:

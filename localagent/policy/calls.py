@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..constraint import MAX_CALLS
+from ..constraint.grammar import code_examples as grammar_codes
 from ..messages import Message, ToolCall
 from .wording import _QUOTE, unwrapped
 
@@ -90,10 +91,12 @@ def names(value: str, part: str) -> bool:
     """Whether an argument value names a part of the request: a word of the part starts with
     it ("cool": "cooling"), it holds the whole part ("Hello, world!" names "world!"), one of
     its words starts a word of the part where it has up to three ("Oslo, Norway": "in Oslo"),
-    or it is a code abbreviating a word of the part ("NFLX": "Netflix"). "_" and "-" count
+    it is another spelling of one of its words ("Lisboa": "Lisbon"), its initials start a
+    code of the part ("New York": "NYC"), or it is a code abbreviating a word of the part
+    ("NFLX": "Netflix"). "_" and "-" count
     as spaces ("living_room")."""
     v, p = _plain(value), _plain(part)
-    if re.search(r"(?<!\w)" + re.escape(v), p) or _holds(value, part):
+    if re.search(r"(?<!\w)" + re.escape(v), p) or _holds(value, part) or _spelled(v, p) or _initials_of(v, part):
         return True
     if len(v.split()) <= 3 and any(re.search(r"(?<!\w)" + re.escape(w), p) for w in _content_words(v)):
         return True  # a name with more to it; not a sentence, whose "start" names "start a timer"
@@ -103,6 +106,28 @@ def names(value: str, part: str) -> bool:
 
 
 _CODE = re.compile(r"[A-Z]{3,5}")  # a ticker, a currency, an airport
+
+
+def _spelled(value: str, part: str) -> bool:
+    """Whether ``value``, one word, is another spelling of a word of ``part``: as long within
+    a letter, and the same but for its last two letters, four at least ("lisboa": "lisbon")."""
+    if " " in value or len(value) < 5:
+        return False
+    return any(abs(len(w) - len(value)) <= 1 and _common(w, value) >= max(4, min(len(w), len(value)) - 2) for w in re.findall(r"\w{5,}", part))
+
+
+def _common(a: str, b: str) -> int:
+    n = 0
+    while n < min(len(a), len(b)) and a[n] == b[n]:
+        n += 1
+    return n
+
+
+def _initials_of(value: str, part: str) -> bool:
+    """Whether the initials of ``value``'s words (two or more) start a code of ``part``:
+    "New York" for "NYC"."""
+    words = value.split()
+    return len(words) >= 2 and any(c.lower().startswith("".join(w[0] for w in words)) for c in re.findall(r"\b[A-Z]{2,5}\b", part))
 
 
 def _content_words(text: str) -> list[str]:
@@ -195,6 +220,8 @@ class CallPlan:
     parts: tuple[str, ...] = ()
     tools: tuple[str, ...] = ()
     optional: frozenset[tuple[str, str]] = frozenset()
+    names: tuple[tuple[str, ...], ...] = ()  # the names each part holds (``part_names``)
+    examples: frozenset[tuple[str, str, str]] = frozenset()  # (tool, parameter, example) of codes (``code_examples``)
 
 
 def call_plan(request: str, msgs: list[Message], tools: list[dict[str, Any]]) -> CallPlan:
@@ -204,7 +231,36 @@ def call_plan(request: str, msgs: list[Message], tools: list[dict[str, Any]]) ->
     if implied < 2:
         return CallPlan(implied)
     parts = tuple(request_parts(request))
-    return CallPlan(implied, parts, serving_tools(request, parts, tools), optional_texts(tools))
+    names = part_names(request, parts)
+    return CallPlan(implied, parts, serving_tools(request, parts, tools), optional_texts(tools), names, code_examples(tools))
+
+
+def part_names(request: str, parts: tuple[str, ...]) -> tuple[tuple[str, ...], ...]:
+    """The names each part of ``request`` holds: its words in capitals, a first word only
+    where the part does not open a sentence ("Lisbon" in "..., Lisbon forecast 7 days"; not
+    "Could"), none of the most common or ``_MARKERS``."""
+    out = []
+    for p, opens in zip(parts, sentence_starts(request, parts)):
+        words = re.findall(r"(?<![\w'])[A-Z][A-Za-z]+", p)[1 if opens and re.match(r"\W*[A-Z]", p) else 0 :]
+        out.append(tuple(w for w in words if w.lower() not in _COMMON | _MARKERS))
+    return tuple(out)
+
+
+def sentence_starts(request: str, parts: Sequence[str]) -> list[bool]:
+    """For each part of ``request``, whether it opens a sentence (the request's start, or
+    after ".", "?" or "!")."""
+    out, at = [], 0
+    for p in parts:
+        start = request.find(p, at)
+        at = start + len(p)
+        out.append(start <= 0 or request[:start].rstrip()[-1:] in ".?!")
+    return out
+
+
+def code_examples(tools: list[dict[str, Any]]) -> frozenset[tuple[str, str, str]]:
+    """Each (tool, parameter, example) where the parameter takes a code and its description
+    gives examples (``grammar.code_examples``): "Ticker symbol, e.g. 'AAPL'"."""
+    return frozenset((_name(t), k, e) for t in tools for k, spec in (_params(t).get("properties") or {}).items() for e in grammar_codes(spec))
 
 
 def optional_texts(tools: list[dict[str, Any]]) -> frozenset[tuple[str, str]]:
@@ -271,10 +327,8 @@ def serving_tools(request: str, parts: tuple[str, ...], tools: list[dict[str, An
     gives no value (no number nor word the tools do not use, or only ``_MARKERS``)."""
     known = set().union(*(_tool_stems(t) for t in tools)) if tools else set()
     values = [_gives_value(p, known) for p in parts]
-    out, at = [], 0
-    for i, p in enumerate(parts):
-        start = request.find(p, at)
-        at, opens = start + len(p), start <= 0 or request[:start].rstrip()[-1:] in ".?!"
+    out = []
+    for i, (p, opens) in enumerate(zip(parts, sentence_starts(request, parts))):
         tool = part_tool(p, tools)
         if not values[i]:
             out.append(NONE)
@@ -295,8 +349,12 @@ def _gives_value(part: str, known: set[str]) -> bool:
     return bool(re.search(r"\d", part)) or any(w.lower()[:4] not in known for w in _content_words(part))
 
 
-# Words that order or close a request and give no value: "First, ...? Second, ...?", "thx".
-_MARKERS = frozenset("first second third then next finally lastly also after that afterwards and plus thx thanks pls please".split())
+# Words that order or close a request and give no value: "First, ...? Second, ...?", "thx",
+# "..., all of them", "..., each".
+_MARKERS = frozenset(
+    "first second third then next finally lastly also after that afterwards and plus thx thanks pls please "
+    "all of them each both every one".split()
+)
 # What a clause of its own must hold to be a request of its own: a number, a quote, a path or
 # address, a code, or a name in capitals past its first word ("what is Amazon trading at?";
 # not "Can you display each one?", which goes on with the files before it).
@@ -304,20 +362,54 @@ _SPECIFIC = re.compile(r"\d|[\"\u201c/@]|\b[A-Z]{2,}\b|(?<=\s)[A-Z]")
 
 
 def next_tool(parts: tuple[str, ...], tools: tuple[str, ...], arguments: list[dict[str, Any]], called: list[str]) -> str:
-    """The tool of the turn's next call ("": the model's choice): the one serving the first
-    part after the first part named that no call names yet (``serving_tools``; a lead-in
-    before it is served by no call: "I'd like three bits of info, please: ..."). Where no
-    part is named yet, the k-th call serves the k-th part; with none left, the last call's."""
-    done = named(parts, arguments, tools, called)
-    if any(done):
-        first = done.index(True) + 1
-        todo = [t for t, n in zip(tools[first:], done[first:]) if not n and t != NONE]
-    else:
-        todo = list(tools[len(called) : len(called) + 1])
-    tool = todo[0] if todo else LAST
+    """The tool of the turn's next call ("": the model's choice): the one serving the part
+    ``next_part`` gives; with none left, the last call's."""
+    i = next_part(parts, tools, arguments, called)
+    tool = tools[i] if i is not None else LAST
     if tool == ANY:
         return ""
     return (called[-1] if called else "") if tool in (LAST, NONE) else tool
+
+
+def next_part(parts: tuple[str, ...], tools: tuple[str, ...], arguments: list[dict[str, Any]], called: list[str]) -> int | None:
+    """The part the turn's next call serves: the first part after the first part named that
+    no call names yet and that a call serves (``serving_tools``; a lead-in before it is served
+    by no call: "I'd like three bits of info, please: ..."). Where no part is named yet, the
+    k-th part after the first parts that name no tool of their own (a lead-in: "I'm juggling
+    plans in a few places today, so ..."). None: no part is left."""
+    done = named(parts, arguments, tools, called)
+    if any(done):
+        first = done.index(True) + 1
+        return next((i for i in range(first, len(parts)) if not done[i] and tools[i] != NONE), None)
+    lead = next((i for i, t in enumerate(tools) if t not in (LAST, NONE)), 0)
+    i = lead + len(called)
+    return i if i < len(parts) else None
+
+
+def excluded(plan: CallPlan, arguments: list[dict[str, Any]], called: list[str], tool: str, key: str) -> list[str]:
+    """The values the turn's next call, of ``tool``, is not to start ``key`` with, after the
+    calls before it (their naming ``arguments``, their tools ``called``):
+
+    - an example of a code parameter's description (``CallPlan.examples``) that no part of
+      the request names: asked for Netflix's share price after a conversion, the 0.5B model
+      wrote the description's "AAPL";
+    - where ``tool`` is new to the turn and the part the call serves (``next_part``) holds a
+      name that no value so far gives (``CallPlan.names``), a value of ``key`` in an earlier
+      call that names a part of the request but not that one: given "Madrid weather rn,
+      Lisbon forecast 7 days", the model asked for Madrid's forecast."""
+    out = [e for t, k, e in plan.examples if (t, k) == (tool, key) and not any(names(e, p) for p in plan.parts)]
+    i = next_part(plan.parts, plan.tools, arguments, called) if plan.tools else None
+    if i is None or tool in called:
+        return out
+    given = [v for args in arguments for v in _values(args)]
+    held = plan.names[i] if i < len(plan.names) else ()
+    if not any(not any(names(v, n) for v in given) for n in held):
+        return out
+    for args in arguments:
+        v = args.get(key)
+        if isinstance(v, str) and not names(v, plan.parts[i]) and any(names(v, p) for p in plan.parts):
+            out.append(v)
+    return out
 
 
 def call_results(history: list[Message]) -> list[tuple[ToolCall, str]]:

@@ -5,10 +5,11 @@ does. Elsewhere the model's own first token decides."""
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any, Literal
 
 from .answers import worked_out
-from .calls import _stems, no_tool_fits, tool_match
+from .calls import _stems, _values, names, no_tool_fits, tool_match
 from .looks import _PATH_LIKE
 from .wording import _QUOTE, quoted, unwrapped, wants_change
 
@@ -70,6 +71,21 @@ def asks_about_quote(request: str) -> bool:
         if (_stems(question) - _ASKING) & told or _BACK.search(question):
             return True
     return False
+
+
+# A name as a value: words in capitals, letters only ("Dublin", "New Delhi").
+_NAME = re.compile(r"[A-Z][a-z]{2,}(?: [A-Z][a-z]+)*")
+
+
+def answer_in_call(request: str, arguments: list[dict[str, Any]], exists: Callable[[str], bool] | None = None) -> bool:
+    """Whether a first turn's calls hold the answer to the request's question: a value is a
+    name that names nothing the request says (``names``) and no path ``exists`` knows. Asked
+    for "the capital city of Ireland" with get_weather offered, the 0.5B model called it for
+    Dublin: it knew the answer. On the seen splits, 15 of 36 such questions were called so,
+    and no call case whose calls were right held such a name."""
+    request = unwrapped(request)
+    values = [v for args in arguments for v in _values(args)]
+    return any(_NAME.fullmatch(v) and not names(v, request) and not (exists and exists(v)) for v in values)
 
 
 def call_in_prose(text: str, tools: list[str]) -> bool:

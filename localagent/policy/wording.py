@@ -192,7 +192,10 @@ _OPERATIONS = {
         r"|\bright to left\b|\bback to front\b|\bend to (start|beginning)\b|\bread (it )?from the end\b(?! of)|\bletters in (the )?opposite order\b", re.IGNORECASE
     ),
     "length": re.compile(r"\bhow many (letters|characters)\b|\blength\b", re.IGNORECASE),
-    "upper": re.compile(r"\b(capital letters|in capitals|upper[- ]?case|all caps|in caps)\b", re.IGNORECASE),
+    "upper": re.compile(
+        r"\b(capital letters|(?:in|all|block) capitals|upper[- ]?case|all caps|in caps|(?:every|each) letter (?:is |as |in )?(?:a )?capital"
+        r"|capitali[sz]e (?:every|each|all) (?:the )?letters?)\b", re.IGNORECASE
+    ),
     "lower": re.compile(r"\b(lower[- ]?case|small letters)\b", re.IGNORECASE),
 }
 
