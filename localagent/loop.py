@@ -539,18 +539,10 @@ class Agent:
             return
         calls, errors, content = self._calls(gen, s.step)
         calls = [self._resent(s, c) for c in calls]
-        if not calls and not errors and self._call_in_prose(s, turn, content):
-            self._notice(s, "the first turn wrote a call as prose: asked again, as a call")
-            redone = self._regenerate(s, msgs, turn.choice, gen, [], t0, threshold=0.0)  # a call, same grammar
-            if redone is None:
-                return
-            gen, calls, errors, content = redone
-        if calls and not errors and self._answer_in_call(s, turn, calls):
-            self._notice(s, "the first turn's call holds a name the task does not say, the answer: asked again, as prose")
-            redone = self._regenerate(s, msgs, ToolChoice("none"), gen, [], t0, tools_shown=self._tools_in_answer())
-            if redone is None:
-                return
-            gen, calls, errors, content = redone
+        redone = self._first_turn_again(s, turn, msgs, (gen, calls, errors, content), t0)
+        if redone is None:
+            return
+        gen, calls, errors, content = redone
         repeat = self._repeat(s, calls) if calls and not errors else policy.Repeat.NONE
         if not calls and not errors and self._echo(s, content):
             repeat = policy.Repeat.ANSWER  # it wrote the task back instead of an answer
@@ -853,6 +845,23 @@ class Agent:
         cfg = self.config
         chosen = turn.choice.mode == "auto" and not turn.no_tool and cfg.constrained
         return cfg.retry_prose_calls and chosen and s.step == 1 and policy.call_in_prose(content, self.tools.names())
+
+    def _first_turn_again(
+        self, s: "RunState", turn: "Turn", msgs: list[Message], done: tuple[Generation, list[ToolCall], list[str], str], t0: float
+    ) -> tuple[Generation, list[ToolCall], list[str], str] | None:
+        """The run's first turn, asked again where its kind was wrong: prose that writes out a
+        call, as a call; a call that holds the answer, as prose. None when the step ended the run."""
+        gen, calls, errors, content = done
+        if not calls and not errors and self._call_in_prose(s, turn, content):
+            self._notice(s, "the first turn wrote a call as prose: asked again, as a call")
+            redone = self._regenerate(s, msgs, turn.choice, gen, [], t0, threshold=0.0)  # a call, same grammar
+            if redone is None:
+                return None
+            gen, calls, errors, content = redone
+        if calls and not errors and self._answer_in_call(s, turn, calls):
+            self._notice(s, "the first turn's call holds a name the task does not say, the answer: asked again, as prose")
+            return self._regenerate(s, msgs, ToolChoice("none"), gen, [], t0, tools_shown=self._tools_in_answer())
+        return gen, calls, errors, content
 
     def _answer_in_call(self, s: "RunState", turn: "Turn", calls: list[ToolCall]) -> bool:
         """Whether the run's first turn, a call by the model's own choice, holds the answer in

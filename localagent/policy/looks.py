@@ -205,7 +205,7 @@ def covered(task: str, history: list[Message], tools: Collection[str] = WORKSPAC
     paths = [w for w in path_words(task) if _PATH_LIKE.fullmatch(w)]
     parts = request_parts(task)
     named = [not parts_left([p], [c.arguments for c in done]) for p in parts]
-    first = named.index(True) if any(named) else len(parts)
+    first = named.index(True) if any(named) else 0  # a lead-in comes before a part named
     held, opens = part_names(task, tuple(parts)), sentence_starts(task, parts)
     alone = [i < first or (o and len(p.split()) <= 4) for i, (p, o) in enumerate(zip(parts, opens))]
     asked = [_asks_field(p, [r for _, r in results]) or (not held[i] and alone[i] and _asks_nothing(p, tools)) for i, p in enumerate(parts)]
