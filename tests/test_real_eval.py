@@ -252,14 +252,15 @@ def _values_of_their_parts_cases() -> list[dict[str, Any]]:
 
 
 def test_a_later_call_takes_its_own_parts_value_and_a_known_answer_is_not_called_for(qwen: Any, tmp_path: Path) -> None:
-    # A value of another part ruled out at the start of a later call's value (policy.excluded),
-    # and a first call holding a name the request does not say asked again as prose
-    # (policy.answer_in_call). The last stop's code: RESULT_BEFORE; the current: RESULT_AFTER.
+    # A value of another part or a code's example ruled out at the start of a later call's
+    # value (policy.excluded), and a first call holding a name the request does not say asked
+    # again as prose (policy.answer_in_call). The last stop's code: 8 of 15 right, all five
+    # capitals called; the current: 12, two called (the country written as the city).
     path = tmp_path / "parts.jsonl"
     path.write_text("\n".join(json.dumps(c) for c in _values_of_their_parts_cases()), encoding="utf-8")
     d = run_eval(qwen, load_cases(path)).to_dict()
     wrong = [(r["id"], r["error"], r["detail"]) for r in d["results"] if not r["right"]]
     called = [r["id"] for r in d["results"] if r["category"] == "no_tool" and r["calls"]]
-    assert d["cases"] == 12 and len(called) <= 1, called
-    assert d["right"] >= 10, wrong
+    assert d["cases"] == 15 and len(called) <= 2, called
+    assert d["right"] >= 11, wrong
 
