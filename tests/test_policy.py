@@ -1318,6 +1318,7 @@ def test_a_request_answers_itself_when_it_works_out_its_own_text_or_asks_about_i
         'My note says: "The yoga class moved to 16:45 on Tuesday." What time is the yoga class now?',
         'Here is a message I got: "Your dentist is now at 20:45 on Thursday." When is it?',
         'The reminder reads "dentist rescheduled to Monday, 10:00". What time did it say?',
+        'slack msg: "new slot for the dentist is Monday 19:30". dentist time?',  # a few words naming it
     ):
         assert policy.asks_about_quote(asked), asked
     for not_asked in (
@@ -1326,6 +1327,7 @@ def test_a_request_answers_itself_when_it_works_out_its_own_text_or_asks_about_i
         "There's a spelling mistake in notes/faq.md: 'recieve' should be 'receive'. Could you fix it?",  # a change
         'Open "notes.txt". What does it say?',  # a quoted path is a file to read
         'Translate "cheers". Which language is best for a toast?',  # names nothing of the quote
+        'Got this from Bob: "dinner at 8". Send it on?',  # a few words, pointing back: what to do with it
         "What is the capital of Poland?",
     ):
         assert not policy.asks_about_quote(not_asked), not_asked
@@ -1384,7 +1386,7 @@ def test_a_question_no_tool_fits_is_given_the_value_it_works_out() -> None:
     assert policy.worked_out('Spell the word "pyramid" backwards.') == ("'pyramid'[::-1]", "dimaryp")
     assert policy.worked_out("What is 36 plus 79?") == ("36 + 79", "115")
     assert policy.worked_out('Rewrite "How much does it cost" all in upper case.') == ("'How much does it cost'.upper()", "HOW MUCH DOES IT COST")
-    for asked in ("so every letter is a capital", "in block capitals", "and capitalise every letter"):
+    for asked in ("so every letter is a capital", "in block capitals", "and capitalise every letter", "in caps"):
         assert policy.worked_out(f'Please rewrite "See you" {asked}.') == ("'See you'.upper()", "SEE YOU"), asked
     assert policy.worked_out("How many fruits: kiwi, pear?") is None  # names no operation it can work out
     assert policy.worked_out('Put "ab" in upper case and spell it backwards.') is None  # two: not one to give

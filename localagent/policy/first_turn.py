@@ -53,8 +53,9 @@ def asks_about_quote(request: str) -> bool:
     """Whether a request's question is about the text it quotes: a question in a sentence of
     its own after the quote, holding none, that names a word of it or points back to it
     ("My note says: "The yoga class moved to 16:45." What time is the yoga class now?",
-    "... When is it?"). A quoted path is a file to read, not text given. Asked so, with
-    calendar tools offered, the model created an event with attendees it made up."""
+    "... When is it?"), or of four words at most naming a word of it ("... dentist time?").
+    A quoted path is a file to read, not text given. Asked so, with calendar tools offered,
+    the model created an event with attendees it made up."""
     quotes = [q for q in quoted(request) if not _PATH_LIKE.fullmatch(q.strip())]
     if not quotes or wants_change(request):
         return False
@@ -66,9 +67,12 @@ def asks_about_quote(request: str) -> bool:
     for question in _SENTENCE.findall(tail):
         if _QUOTE.search(question):
             continue
-        if not _WH.search(question):
-            continue  # "Can you fix it?" asks for a change, not about the text
-        if (_stems(question) - _ASKING) & told or _BACK.search(question):
+        names_told = bool((_stems(question) - _ASKING) & told)
+        if not _WH.search(question):  # "Can you fix it?" asks for a change, not about the text;
+            if names_told and len(question.split()) <= 4 and not _BACK.search(question):
+                return True  # ... a few words naming the quote's ask about it: "dentist time?"
+            continue
+        if names_told or _BACK.search(question):
             return True
     return False
 

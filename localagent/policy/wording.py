@@ -193,7 +193,7 @@ _OPERATIONS = {
     ),
     "length": re.compile(r"\bhow many (letters|characters)\b|\blength\b", re.IGNORECASE),
     "upper": re.compile(
-        r"\b(capital letters|(?:in|all|block) capitals|upper[- ]?case|all caps|in caps|(?:every|each) letter (?:is |as |in )?(?:a )?capital"
+        r"\b(capital letters|(?:in|all|block) capitals|upper[- ]?case|caps|(?:every|each) letter (?:is |as |in )?(?:a )?capital"
         r"|capitali[sz]e (?:every|each|all) (?:the )?letters?)\b", re.IGNORECASE
     ),
     "lower": re.compile(r"\b(lower[- ]?case|small letters)\b", re.IGNORECASE),
