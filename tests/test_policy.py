@@ -889,6 +889,9 @@ def test_parts_left_are_those_no_call_names_yet() -> None:
     cities = policy.request_parts("What's the weather in Seoul, Madrid and Dublin?")
     assert policy.parts_left(cities, [{"city": "Seoul", "unit": "celsius"}]) == 2
     assert policy.parts_left(cities, [{"city": "Seoul"}, {"city": "Madrid"}, {"city": "Dublin"}]) == 0
+    # A spaced "/" joins parts; a path's does not.
+    assert policy.request_parts("Toronto weather / Athens air quality / Paris time") == ["Toronto weather", "Athens air quality", "Paris time"]
+    assert policy.request_parts("read docs/a.md") == ["read docs/a.md"]
     # A value names a part where a word starts with it; a lone digit is no part's start inside a number.
     assert policy.parts_left(["set cooling mode", "target 18 °C"], [{"mode": "cool", "target": 18.0}]) == 0
     assert policy.parts_left(["wait 15 minutes"], [{"minutes": 5}]) == 1
@@ -1122,6 +1125,9 @@ def test_a_next_call_is_not_to_start_a_value_another_part_or_an_example_gives() 
     assert ruled_out("Madrid weather rn, Lisbon forecast 7 days", madrid, "get_forecast", "city") == ["Madrid"]
     assert ruled_out("weather Stockholm? air Tokyo? time Seoul?", [("get_weather", {"city": "Stockholm"}), ("get_air_quality", {"city": "Tokyo"})],
                      "get_time", "city") == ["Stockholm", "Tokyo"]
+    # ... nor a name a part not served yet holds (Paris, for Athens's air).
+    assert ruled_out("Toronto weather / Athens air quality / Paris time now", [("get_weather", {"city": "Toronto"})],
+                     "get_air_quality", "city") == ["Toronto", "Paris"]
     # Not where the part holds no name of its own ("the same city"), nor the value names it, nor the tool was called.
     assert ruled_out("Madrid weather rn, and the forecast for the same city", madrid, "get_forecast", "city") == []
     assert ruled_out("Weather in Madrid. What is the forecast for Madrid?", madrid, "get_forecast", "city") == []

@@ -20,8 +20,9 @@ STRUCTURED_STARTS = ("{", "[", "`", "<")
 
 # What joins the parts of a request that each need a call: "Seoul, Madrid and Dublin",
 # "convert 5 USD to CAD; also, what is Intel at?", "weather in Rome + Oslo forecast" (not a
-# phone number's "+"). Quoted text is taken out first.
-_PARTS = re.compile(r"[,;](?=\s)|&|(?<=\s)\+(?=\s)|\b(?:and|plus|also|then|as well as)\b|[?.!](?=\s)", re.IGNORECASE)
+# phone number's "+"), "Toronto weather / Paris time" (not a path's "/"). Quoted text is
+# taken out first.
+_PARTS = re.compile(r"[,;](?=\s)|&|(?<=\s)[+/](?=\s)|\b(?:and|plus|also|then|as well as)\b|[?.!](?=\s)", re.IGNORECASE)
 
 # "between 50 and 150", "between Paris and Rome": one range, one part.
 _RANGE = re.compile(r"\bbetween\s+[^\s,;]+(?:\s+[^\s,;]+)?\s+and\b", re.IGNORECASE)
@@ -393,13 +394,16 @@ def excluded(plan: CallPlan, arguments: list[dict[str, Any]], called: list[str],
     - an example of a code parameter's description (``CallPlan.examples``) that no part of
       the request names: asked for Netflix's share price after a conversion, the 0.5B model
       wrote the description's "AAPL";
-    - where ``tool`` is new to the turn and the part the call serves (``next_part``) holds a
+    - where ``tool`` is new to the turn, the one the part the call serves (``next_part``)
+      points to, and that part holds a
       name that no value so far gives (``CallPlan.names``), a value of ``key`` in an earlier
-      call that names a part of the request but not that one: given "Madrid weather rn,
-      Lisbon forecast 7 days", the model asked for Madrid's forecast."""
+      call that names a part of the request but not that one, and a name another part holds
+      that does not name it: given "Madrid weather rn, Lisbon forecast 7 days", the model
+      asked for Madrid's forecast; given "Toronto weather / Athens air quality / Paris time",
+      for Paris's air."""
     out = [e for t, k, e in plan.examples if (t, k) == (tool, key) and not any(names(e, p) for p in plan.parts)]
     i = next_part(plan.parts, plan.tools, arguments, called) if plan.tools else None
-    if i is None or tool in called:
+    if i is None or tool in called or plan.tools[i] != tool:  # not the tool that part points to: which part it serves is not known
         return out
     given = [v for args in arguments for v in _values(args)]
     held = plan.names[i] if i < len(plan.names) else ()
@@ -409,7 +413,8 @@ def excluded(plan: CallPlan, arguments: list[dict[str, Any]], called: list[str],
         v = args.get(key)
         if isinstance(v, str) and not names(v, plan.parts[i]) and any(names(v, p) for p in plan.parts):
             out.append(v)
-    return out
+    others = [n for j, held_j in enumerate(plan.names) if j != i and arguments for n in held_j]  # a later call's
+    return out + [n for n in others if not names(n, plan.parts[i]) and n not in out]
 
 
 def call_results(history: list[Message]) -> list[tuple[ToolCall, str]]:
