@@ -1130,6 +1130,7 @@ def test_a_next_call_is_not_to_start_a_value_another_part_or_an_example_gives() 
                      "get_air_quality", "city") == ["Toronto", "Paris"]
     # Not where the part holds no name of its own ("the same city"), nor the value names it, nor the tool was called.
     assert ruled_out("Madrid weather rn, and the forecast for the same city", madrid, "get_forecast", "city") == []
+    assert ruled_out("Weather in Madrid, and the Lisbon forecast for the same week", madrid, "get_forecast", "city") == []  # points back
     assert ruled_out("Weather in Madrid. What is the forecast for Madrid?", madrid, "get_forecast", "city") == []
     assert ruled_out("Weather in Madrid and in Lisbon", madrid, "get_weather", "city") == []
     # A sentence's first word is no name: "Could" holds none.

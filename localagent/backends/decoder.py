@@ -230,12 +230,13 @@ class Decoder:
         return out
 
     def _starting(self, value: str) -> list[int]:
-        """The tokens whose text starts ``value`` (its prefixes, one character or more)."""
+        """The tokens whose text starts ``value`` (its prefixes, one character or more), with
+        a space before or not: kept out without the space, the model wrote " Nintendo Switch"."""
         if self._by_text is None:
             self._by_text = {}
             for i in range(self.model.n_vocab):
                 self._by_text.setdefault(self._piece(i), []).append(i)
-        return [i for n in range(1, len(value) + 1) for i in self._by_text.get(value[:n], ())]
+        return [i for n in range(1, len(value) + 1) for lead in ("", " ") for i in self._by_text.get(lead + value[:n], ())]
 
     def _closing(self, r: _Reply) -> str:
         """Under ``MoreCalls``, with room left: the rest of the closing tag when a call's

@@ -362,6 +362,10 @@ _MARKERS = frozenset(
 _SPECIFIC = re.compile(r"\d|[\"\u201c/@]|\b[A-Z]{2,}\b|(?<=\s)[A-Z]")
 
 
+# Words pointing back to a value given before: "the same platform", "there", "its price".
+_SAME = re.compile(r"\b(same|those|there|its|these|them|their)\b", re.IGNORECASE)
+
+
 def next_tool(parts: tuple[str, ...], tools: tuple[str, ...], arguments: list[dict[str, Any]], called: list[str]) -> str:
     """The tool of the turn's next call ("": the model's choice): the one serving the part
     ``next_part`` gives; with none left, the last call's."""
@@ -396,7 +400,7 @@ def excluded(plan: CallPlan, arguments: list[dict[str, Any]], called: list[str],
       wrote the description's "AAPL";
     - where ``tool`` is new to the turn, the one the part the call serves (``next_part``)
       points to, and that part holds a
-      name that no value so far gives (``CallPlan.names``), a value of ``key`` in an earlier
+      name that no value so far gives (``CallPlan.names``) and points back to nothing, a value of ``key`` in an earlier
       call that names a part of the request but not that one, and a name another part holds
       that does not name it: given "Madrid weather rn, Lisbon forecast 7 days", the model
       asked for Madrid's forecast; given "Toronto weather / Athens air quality / Paris time",
@@ -407,8 +411,8 @@ def excluded(plan: CallPlan, arguments: list[dict[str, Any]], called: list[str],
         return out
     given = [v for args in arguments for v in _values(args)]
     held = plan.names[i] if i < len(plan.names) else ()
-    if not any(not any(names(v, n) for v in given) for n in held):
-        return out
+    if not any(not any(names(v, n) for v in given) for n in held) or _SAME.search(plan.parts[i]):
+        return out  # no name of its own, or one it shares: "on the same platform"
     for args in arguments:
         v = args.get(key)
         if isinstance(v, str) and not names(v, plan.parts[i]) and any(names(v, p) for p in plan.parts):
