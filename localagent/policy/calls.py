@@ -3,6 +3,7 @@ points to; and the calls the history holds with their results."""
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
@@ -114,14 +115,10 @@ def _spelled(value: str, part: str) -> bool:
     a letter, and the same but for its last two letters, four at least ("lisboa": "lisbon")."""
     if " " in value or len(value) < 5:
         return False
-    return any(abs(len(w) - len(value)) <= 1 and _common(w, value) >= max(4, min(len(w), len(value)) - 2) for w in re.findall(r"\w{5,}", part))
+    def same_start(w: str) -> bool:
+        return len(os.path.commonprefix([w, value])) >= max(4, min(len(w), len(value)) - 2)
 
-
-def _common(a: str, b: str) -> int:
-    n = 0
-    while n < min(len(a), len(b)) and a[n] == b[n]:
-        n += 1
-    return n
+    return any(abs(len(w) - len(value)) <= 1 and same_start(w) for w in re.findall(r"\w{5,}", part))
 
 
 def _initials_of(value: str, part: str) -> bool:
@@ -398,11 +395,11 @@ def excluded(plan: CallPlan, arguments: list[dict[str, Any]], called: list[str],
     - an example of a code parameter's description (``CallPlan.examples``) that no part of
       the request names: asked for Netflix's share price after a conversion, the 0.5B model
       wrote the description's "AAPL";
-    - where ``tool`` is new to the turn, the one the part the call serves (``next_part``)
-      points to, and that part holds a
-      name that no value so far gives (``CallPlan.names``) and points back to nothing, a value of ``key`` in an earlier
-      call that names a part of the request but not that one, and a name another part holds
-      that does not name it: given "Madrid weather rn, Lisbon forecast 7 days", the model
+    - where ``tool`` is new to the turn and the one the part the call serves (``next_part``)
+      points to, and that part holds a name no value so far gives (``CallPlan.names``) and
+      points back to nothing (``_SAME``): a value of ``key`` in an earlier call that names a
+      part of the request but not that one, and a name another part holds that does not
+      name it. Given "Madrid weather rn, Lisbon forecast 7 days", the model
       asked for Madrid's forecast; given "Toronto weather / Athens air quality / Paris time",
       for Paris's air."""
     out = [e for t, k, e in plan.examples if (t, k) == (tool, key) and not any(names(e, p) for p in plan.parts)]

@@ -208,8 +208,9 @@ def covered(task: str, history: list[Message], tools: Collection[str] = WORKSPAC
     first = named.index(True) if any(named) else 0  # a lead-in comes before a part named
     held, opens = part_names(task, tuple(parts)), sentence_starts(task, parts)
     alone = [i < first or (o and len(p.split()) <= 4) for i, (p, o) in enumerate(zip(parts, opens))]
-    asked = [_asks_field(p, [r for _, r in results]) or (not held[i] and alone[i] and _asks_nothing(p, tools)) for i, p in enumerate(parts)]
-    return all(p in values for p in paths) and all(n or a for n, a in zip(named, asked))
+    texts = [r for _, r in results]
+    asked = [n or _asks_field(p, texts) or (not h and a and _asks_nothing(p, tools)) for p, n, h, a in zip(parts, named, held, alone)]
+    return all(p in values for p in paths) and all(asked)
 
 
 def _asks_field(part: str, results: list[str]) -> bool:
