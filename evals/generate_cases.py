@@ -27,9 +27,9 @@ from case_families import FAMILIES, Draft, Family  # noqa: E402
 HERE = Path(__file__).parent
 # split -> seed; test2's, test3's and test4's wordings were written blind (by a helper that read
 # neither the code nor any result), each after the split before it had been run: each reports
-# what was chosen after the run before it. test10's and test11's wordings were written blind too
-# (each by a helper that read only evals/wordings.toml).
-SPLITS = {"dev": 2301, "test": 2302, "test2": 2303, "test3": 2304, "test4": 2305, "test5": 2306, "test6": 2307, "test7": 2308, "test8": 2309, "test9": 2310, "test10": 2311, "test11": 2312}
+# what was chosen after the run before it. test10's, test11's and test12's wordings were written
+# blind too (each by a helper that read only evals/wordings.toml).
+SPLITS = {"dev": 2301, "test": 2302, "test2": 2303, "test3": 2304, "test4": 2305, "test5": 2306, "test6": 2307, "test7": 2308, "test8": 2309, "test9": 2310, "test10": 2311, "test11": 2312, "test12": 2313}
 # Cases per category in each split; several-calls and no-call are the kinds issue 23 measures.
 COUNTS = {"one_tool": 24, "choose_tool": 21, "multiple_calls": 45, "no_tool": 44, "nested_args": 20, "enums": 20, "number_words": 20}
 TRIES = 200  # draws of one case before a family is judged unable to give a new question
