@@ -27,10 +27,11 @@ def decoding_options(
     choice: ToolChoice | None,
     on_text: Callable[[str], None] | None = None,
     plan: CallPlan = CallPlan(),
+    request: str = "",
 ) -> GenerateOptions:
     """The options of one step under ``constraint`` (None: free text); ``threshold``
     is the first-token call-or-prose threshold, ``choice`` what the constraint enforces,
-    ``plan`` what the request implies for a turn of several calls (policy.call_plan)."""
+    ``plan`` what ``request`` implies for a turn of several calls (policy.call_plan)."""
     parallel = several_calls(config) and (constraint is None or constraint.parallel)
     more = None
     if constraint is not None and parallel and config.more_calls is not None:
@@ -53,6 +54,7 @@ def decoding_options(
         call_threshold=threshold,
         parallel=parallel,
         more_calls=more,
+        request=request,
         tool_choice=(choice.name or choice.mode) if choice else "auto",
     )
 

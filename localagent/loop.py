@@ -788,7 +788,7 @@ class Agent:
                     shown(piece)
 
         plan = policy.call_plan(task, msgs, schemas)
-        options = decoding_options(self.config, constraint, threshold=threshold, choice=choice, on_text=on_text, plan=plan)
+        options = decoding_options(self.config, constraint, threshold=threshold, choice=choice, on_text=on_text, plan=plan, request=task)
         return ask(self.backend, msgs, schemas, options, task, self.config, self._is_path)
 
     def _check_reuse(self, gen: Generation, previous: int) -> int:
@@ -868,7 +868,7 @@ class Agent:
         a name the task does not say (``AgentConfig.retry_answer_calls``)."""
         cfg = self.config
         chosen = turn.choice.mode == "auto" and not turn.no_tool and cfg.constrained
-        return cfg.retry_answer_calls and chosen and s.step == 1 and policy.answer_in_call(s.task, [c.arguments for c in calls], self._is_path)
+        return cfg.retry_answer_calls and chosen and s.step == 1 and policy.answer_in_call(s.task, [(c.name, c.arguments) for c in calls], self.tools.schemas(), self._is_path)
 
     def _calculates(self, s: "RunState") -> bool:
         """Whether the step must call calculate: the question asks for something worked out

@@ -449,3 +449,55 @@ def test_a_call_names_a_part_by_its_value_as_it_will_be_sent() -> None:
     # "/docs/install.md" is sent as "docs/install.md" (policy.as_given), so it names the first part.
     args = _naming(mc, [ParsedCall("read_file", {"path": "/docs/install.md"})])
     assert args == [{"path": "docs/install.md"}]
+
+
+@tool
+def tag(tags: Annotated[list[str], Field(description="Tags.")], sizes: Annotated[list[int], Field(description="Sizes.")]) -> str:
+    """Tag a contact."""
+    return ""
+
+
+def tagged(tags: str, sizes: str = "[1]") -> str:
+    return CALL_OPEN + '\n{"name": "tag", "arguments": {"tags": ' + tags + ', "sizes": ' + sizes + "}}\n</tool_call>"
+
+
+@pytest.mark.parametrize(
+    "request_, ended, written",
+    [
+        # "work", "home", "work", ...: the list ends at the repeat, which is left out.
+        ("tag it work", '["work", "home", "work"]', '["work", "home"]'),
+        # The request writes "work" twice: the list may hold it twice.
+        ("tag it work, home, work", '["work", "home", "work", "home"]', '["work", "home", "work"]'),
+    ],
+)
+def test_a_list_ends_at_an_item_repeated_beyond_the_request(request_: str, ended: str, written: str) -> None:
+    constraint = build_constraint([tag.openai_schema()], ToolChoice(), engine="llguidance")
+    opts = replace(decoding_options(AgentConfig(engine="llguidance"), constraint, threshold=0.5, choice=ToolChoice()), request=request_)
+    loop = '["work", "home", "work", "home", "work", "home", "work", "home", "work"]'
+    # The model wants the loop; once the list is ended, it writes the rest of the call.
+    b = decoder([tagged(loop), tagged(ended)])
+    g = decode(b, opts, matcher(b, opts))
+    assert g.text == tagged(written) and g.finish_reason == "stop"
+    b = decoder(tagged('["work", "home", "note"]'))  # no repeat: the model's own list
+    assert decode(b, opts, matcher(b, opts)).text == tagged('["work", "home", "note"]')
+
+
+def test_a_number_the_request_repeats_may_repeat_in_a_list() -> None:
+    constraint = build_constraint([tag.openai_schema()], ToolChoice(), engine="llguidance")
+    for request_, written in (("add 2, 2 and 3", "[2, 2, 3]"), ("add them", "[2]")):
+        opts = replace(decoding_options(AgentConfig(engine="llguidance"), constraint, threshold=0.5, choice=ToolChoice()), request=request_)
+        b = decoder([tagged('["a"]', "[2, 2, 3]"), tagged('["a"]', "[2, 2]")])
+        assert decode(b, opts, matcher(b, opts)).text == tagged('["a"]', written), request_
+
+
+def test_a_text_run_past_its_quote_names_no_part_after_it() -> None:
+    from localagent.backends.decoder import _naming
+    from localagent.formats import ParsedCall
+
+    request = 'sms +33612345678 "Dinner is at eight"; timer 10 min'
+    mc = MoreCalls(2, 0.0, 1.0, parts=('sms +33612345678 "Dinner is at eight"', "timer 10 min"))
+    sms = ParsedCall("send_sms", {"phone_number": "+33612345678", "message": "Dinner is at eight; timer 10 min"})
+    args = _naming(mc, [sms], request)
+    assert args[0]["message"] == "Dinner is at eight"  # as it will be sent (policy.past_quote)
+    from localagent import policy
+    assert policy.parts_left(mc.parts, args) == 1  # the timer is still to call

@@ -465,8 +465,8 @@ def test_eval_asks_as_the_agent_loop_does_jump_forward_included() -> None:
     c, config = case([PARIS]), eval_config(max_tokens=99)
     o = generate_options(c, config)
     assert o.call_heads and o.call_keys and "get_weather" in o.call_keys
-    want = decoding_options(config, build_constraint(c.tools, ToolChoice(), parallel=True), threshold=0.5, choice=ToolChoice())
-    assert o == want and o.max_tokens == 99
+    want = decoding_options(config, build_constraint(c.tools, ToolChoice(), parallel=True), threshold=0.5, choice=ToolChoice(), request=c.messages[-1]["content"])
+    assert o == want and o.max_tokens == 99 and o.request
 
 
 def test_required_tool_choice_leaves_no_prose_branch_and_no_first_token_decision() -> None:

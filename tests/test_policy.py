@@ -1143,16 +1143,48 @@ def test_a_next_call_is_not_to_start_a_value_another_part_or_an_example_gives() 
 
 
 def test_a_first_turn_call_holding_a_name_the_request_does_not_say_holds_the_answer() -> None:
-    assert policy.answer_in_call("I'm stuck on a clue: the capital city of Ireland?", [{"city": "Dublin", "unit": "celsius"}])
-    assert policy.answer_in_call('"Which city is the capital of Peru?"', [{"city": "Lima Peru"}]) is False  # names Peru
-    # The request's own name, another spelling of it, its initials, a country as given: no answer in them.
-    assert not policy.answer_in_call("Austria - capital city?", [{"city": "Austria"}])
-    assert not policy.answer_in_call("Weather in Lisbon now?", [{"city": "Lisboa"}])
-    assert not policy.answer_in_call("weather in NYC?", [{"city": "New York"}])
-    assert not policy.answer_in_call("Convert 5 USD to EUR", [{"from": "USD", "to": "EUR", "amount": 5}])
+    tools = _city_tools()
+
+    def answer(request: str, args: dict[str, Any], exists: Any = None) -> bool:
+        return policy.answer_in_call(request, [("get_weather", args)], tools, exists)
+
+    assert answer("I'm stuck on a clue: the capital city of Ireland?", {"city": "Dublin", "unit": "celsius"})
+    assert answer('"Which city is the capital of Peru?"', {"city": "Lima Peru"}) is False  # names Peru
+    # The request's own name, another spelling of it, its initials: no answer in them.
+    assert not answer("Weather in Lisbon now?", {"city": "Lisboa"})
+    assert not answer("weather in NYC?", {"city": "New York"})
+    assert not answer("Convert 5 USD to EUR", {"from": "USD", "to": "EUR", "amount": 5})
     # A path of the folder is no answer made up.
-    assert not policy.answer_in_call("What builds this project?", [{"path": "Makefile"}], lambda p: p == "Makefile")
-    assert policy.answer_in_call("What builds this project?", [{"path": "Makefile"}])
+    assert not answer("What builds this project?", {"path": "Makefile"}, lambda p: p == "Makefile")
+    assert answer("What builds this project?", {"path": "Makefile"})
+    # A choice the tool offers is no answer ("Comedy" for "comic movies").
+    comedy = {"type": "function", "function": {"name": "find_movies", "parameters": {"type": "object", "properties": {
+        "genre": {"type": "string", "enum": ["Comedy", "Drama"]}}}}}
+    assert not policy.answer_in_call("find me comic movies", [("find_movies", {"genre": "Comedy"})], [comedy])
+
+
+@pytest.mark.parametrize("request_", [
+    "Austria - capital city?", "What is the capital of Austria?", "Austria's capital is which city?", "Austria capital = ?",
+    "Austria: capital?", "Do you happen to know the capital city of Austria?",
+])
+def test_a_call_for_a_name_the_request_asks_something_else_of_answers_another_question(request_: str) -> None:
+    """Asked for Austria's capital, the model called get_weather for Austria: what the request
+    asks of the name (its capital) is nothing the tool knows of."""
+    assert policy.answer_in_call(request_, [("get_weather", {"city": "Austria"})], _city_tools())
+    assert policy.asked_about(request_, "Austria") and "capital" in policy.asked_about(request_, "Austria")
+
+
+@pytest.mark.parametrize("request_, calls", [
+    ("Paris weather?", [("get_weather", {"city": "Paris"})]),  # what it asks is the tool's
+    ("What's the weather of Tokyo?", [("get_weather", {"city": "Tokyo"})]),
+    ("Berlin tomorrow?", [("get_forecast", {"city": "Berlin"})]),  # a time, not a thing
+    ("the local time in each of Oslo and Lima", [("get_time", {"city": "Oslo"}), ("get_time", {"city": "Lima"})]),
+    ("capital of Peru, and the weather in Lima", [("get_weather", {"city": "Peru"}), ("get_weather", {"city": "Lima"})]),
+    ("turn on the kitchen light?", [("get_weather", {"city": "Kitchen"})]),  # a plain word, not a name
+    ("the weather in Oslo, and Oslo's population", [("get_weather", {"city": "Oslo"})]),  # one mention asks the tool's
+])
+def test_a_call_for_a_name_asked_about_for_what_its_tool_knows_is_kept(request_: str, calls: list[tuple[str, dict[str, Any]]]) -> None:
+    assert not policy.answer_in_call(request_, calls, _city_tools())
 
 
 def test_a_value_holding_the_whole_part_names_it() -> None:
@@ -1326,11 +1358,13 @@ def test_a_request_answers_itself_when_it_works_out_its_own_text_or_asks_about_i
         'Here is a message I got: "Your dentist is now at 20:45 on Thursday." When is it?',
         'The reminder reads "dentist rescheduled to Monday, 10:00". What time did it say?',
         'slack msg: "new slot for the dentist is Monday 19:30". dentist time?',  # a few words naming it
+        'group chat: "haircut shifted to 10:45 Friday" - what time is the haircut?',  # a spaced dash ends the quote's sentence
     ):
         assert policy.asks_about_quote(asked), asked
     for not_asked in (
         'How do you say "Good morning" in French?',  # the quote is what to work on, in the question
         'Can you put in an order for 2 "Notebook" and have it go to 5 Main St?',  # the quote's sentence goes on
+        'Save "call-me-back"-style notes? What time is it?',  # an unspaced dash does not end it
         "There's a spelling mistake in notes/faq.md: 'recieve' should be 'receive'. Could you fix it?",  # a change
         'Open "notes.txt". What does it say?',  # a quoted path is a file to read
         'Translate "cheers". Which language is best for a toast?',  # names nothing of the quote
@@ -1382,7 +1416,8 @@ def test_covered_when_every_part_and_path_is_named_by_an_answered_call() -> None
     # A lead-in, a short part asking nothing of its own, "what's" (an apostrophe, no quote).
     for task in ("I'm preparing release notes; could you read setup.cfg and tell me what version the project is at?",
                  "I'd like to know what version setup.cfg declares. Could you check?",
-                 "Can you check setup.cfg and find out what version it's set to?"):
+                 "Can you check setup.cfg and find out what version it's set to?",
+                 "We bumped the release, but I'm not sure; could you read setup.cfg and tell me the version?"):  # "I" is no name
         assert policy.covered(task, history(task, read)), task
     # Not where the short part names a tool ("list it") or holds a name ("and Oslo?").
     assert not policy.covered("Read setup.cfg, then list it.", history("Read setup.cfg, then list it.", read), ["read_file", "list_dir"])
@@ -1423,3 +1458,15 @@ def test_a_path_the_model_corrected_to_one_of_the_folder_is_not_copied_back(ws: 
     r = agent.run("Read nots.txt and tell me the launch code.")
     calls = [c for m in r.history if m.role == "assistant" for c in m.tool_calls]
     assert [c.arguments["path"] for c in calls] == ["notes.txt"]
+
+
+def test_a_value_run_past_its_quote_is_the_quote() -> None:
+    request = 'sms +33612345678 "Dinner is at eight"; timer 10 min'
+    assert policy.past_quote("Dinner is at eight; timer 10 min", request) == "Dinner is at eight"
+    assert policy.past_quote("Dinner is at eight", request) == "Dinner is at eight"
+    assert policy.past_quote("Dinner is at eight, see you", request) == "Dinner is at eight, see you"  # not the request's text
+    assert policy.past_quote(8, request) == 8
+    sms = {"type": "function", "function": {"name": "send_sms", "parameters": {"type": "object", "properties": {
+        "phone_number": {"type": "string"}, "message": {"type": "string"}}}}}
+    sent = policy.as_given(request, [("send_sms", {"phone_number": "+33612345678", "message": "Dinner is at eight; timer 10 min"})], [sms])
+    assert sent == [{"phone_number": "+33612345678", "message": "Dinner is at eight"}]

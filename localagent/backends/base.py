@@ -171,6 +171,9 @@ class GenerateOptions:
     call_threshold: float | None = None
     parallel: bool = True  # several calls may follow one another (then the end is not forced)
     more_calls: MoreCalls | None = None  # None: the model's own choice after each call (greedy)
+    # The request the reply serves: a call's list ends at an item repeated more often than the
+    # request writes it (policy.repeats_given), and the repeat is left out.
+    request: str = ""
     # Server-only: what the constraint enforces, as OpenAI's tool_choice ("auto", "required",
     # "none" or a tool name), for a server that takes tools instead of a grammar. Read by no decoder.
     tool_choice: str = "auto"

@@ -202,11 +202,44 @@ class Decoder:
             trigger, logits, mass = self._decide(logits, o.call_threshold, m)
             r.decision = "call" if trigger else "prose"
             r.call_mass = round(mass, 4)
+        if r.closing:  # the rest of a list ended at a repeat (_list_end)
+            return trigger, r.closing.pop(0)
         tok = trigger[0] if trigger else r.sampler.sample(logits, rng)
         if m is not None and not m.allows(tok):
             r.rejected += 1
-            return trigger, _allowed_choice(logits, m, r.sampler, rng)
-        return trigger, tok
+            choice = _allowed_choice(logits, m, r.sampler, rng)
+            return trigger, (self._list_end(choice, r) if choice is not None else None)
+        return trigger, self._list_end(tok, r)
+
+    def _list_end(self, tok: int, r: _Reply) -> int:
+        """``tok``, or where it would go on to another item of a call's list after an item
+        repeated more often than the request writes it (``policy.repeats_given``), the end of
+        the list instead: the tags "work", "home", "work", ... had run to the token limit. The
+        repeat is left out of the reply's text (already streamed, if streaming)."""
+        piece = self._piece(tok)
+        if r.matcher is None or "," not in piece or not r.out:
+            return tok
+        text = "".join(r.out)
+        start = text.rfind(CALL_OPEN)
+        if start < 0:
+            return tok
+        start += len(CALL_OPEN)
+        body = text[start:] + piece[: piece.index(",")]
+        items = _open_items(body)
+        if items is None or len(items) < 2:
+            return tok
+        try:
+            values = [json.loads(body[a:b]) for a, b in items]
+        except ValueError:
+            return tok
+        if values.count(values[-1]) <= policy.repeats_given(values[-1], r.options.request):
+            return tok
+        end = self.model.tokenize(piece[: piece.index(",")] + "]")
+        if not end or not r.matcher.allows(end[0]):
+            return tok
+        r.closing = end[1:]
+        r.left_out.append((start + items[-2][1], start + items[-1][1]))
+        return end[0]
 
     def _exclude(self, logits: np.ndarray, r: _Reply) -> np.ndarray:
         """``logits`` without the tokens that would start a value ``policy.excluded`` rules
@@ -221,7 +254,7 @@ class Decoder:
             return logits
         prior = parse(text[:start]).calls
         plan = policy.CallPlan(mc.implied, mc.parts, mc.tools, mc.optional, mc.names, mc.examples)
-        values = policy.excluded(plan, _naming(mc, prior), [c.name for c in prior], head.group(1), head.group(2))
+        values = policy.excluded(plan, _naming(mc, prior, r.options.request), [c.name for c in prior], head.group(1), head.group(2))
         ids = [i for v in values for i in self._starting(v)]
         if not ids:
             return logits
@@ -285,7 +318,7 @@ class Decoder:
         before = [canonical(c.name, c.arguments) for c in prior]
         last = parse(text[start:]).calls
         mc = r.options.more_calls
-        args = _naming(mc, prior + last)  # what each call names, as it will be sent
+        args = _naming(mc, prior + last, r.options.request)  # what each call names, as it will be sent
         called = [c.name for c in prior + last]
         repeat = last and canonical(last[0].name, last[0].arguments) in before
         if last and (repeat or self._names_nothing_new(mc, args, called)):
@@ -412,6 +445,8 @@ class _Reply:
         self.more_masses: list[float] = []  # the probability of another call, after each call
         self.cut_at: int | None = None  # the text ends here: what follows repeated a call
         self.repeats_cut = 0
+        self.closing: list[int] = []  # the tokens left of a list's end, forced (Decoder._list_end)
+        self.left_out: list[tuple[int, int]] = []  # spans of the text left out: items that repeated
 
 
     @property
@@ -446,8 +481,12 @@ class _Reply:
             self.finish = "context"
         counted = self.matcher is not None  # the counts of a constrained reply: None without one
         looked = StepInfo(lookup_drafted=self.drafted, lookup_kept=self.draft_kept) if self.drafted else StepInfo()
+        text = "".join(self.out)[: self.cut_at]
+        for a, b in reversed(self.left_out):
+            if b <= len(text):
+                text = text[:a] + text[b:]
         return Generation(
-            "".join(self.out)[: self.cut_at], self.finish, prompt_tokens, evaluated, self.n, time.monotonic() - t0, self.first,
+            text, self.finish, prompt_tokens, evaluated, self.n, time.monotonic() - t0, self.first,
             error="the context window filled up during the reply" if self.finish == "context" else None,
             decision=self.decision, call_mass=self.call_mass,
             grammar_rejections=self.rejected if counted else None,
@@ -488,11 +527,48 @@ def _greedy_choice(logits: np.ndarray, r: _Reply, rng: np.random.Generator) -> i
 _VALUE_START = re.compile(r'\s*\{"name":\s*"([^"]+)",\s*"arguments":\s*\{(?:.*,\s*)?"([^"]+)":\s*"$', re.DOTALL)
 
 
-def _naming(mc: MoreCalls, calls: list[ParsedCall]) -> list[dict[str, object]]:
-    """The arguments of ``calls`` that may name a part of the request (``policy.naming``), each
-    value as it will be sent (``policy.copied``: "/docs/install.md" names "docs/install.md")."""
+def _open_items(body: str) -> list[tuple[int, int]] | None:
+    """The spans of the items of the innermost container open at the end of ``body`` (a
+    call's JSON so far, its last item complete), where that container is an array; None where
+    it is an object, none is open or ``body`` ends inside a string."""
+    frames: list[list[tuple[int, int]] | None] = []  # each open container's items (None: an object)
+    begun: list[int | None] = []  # where each open array's current item began
+    last = -1  # the last character outside white space
+    in_str = escaped = False
+    for i, ch in enumerate(body):
+        if in_str:
+            escaped, in_str = (False, True) if escaped else (ch == "\\", ch != '"')
+            last = i
+            continue
+        if ch.isspace():
+            continue
+        items = frames[-1] if frames else None
+        if items is not None and ch not in ",]" and begun[-1] is None:
+            begun[-1] = i
+        if ch in "[{":
+            frames.append([] if ch == "[" else None)
+            begun.append(None)
+        elif ch in "]}" and frames:
+            frames.pop()
+            begun.pop()
+        elif ch == "," and items is not None and begun[-1] is not None:
+            items.append((begun[-1], last + 1))
+            begun[-1] = None
+        in_str = ch == '"'
+        last = i
+    if in_str or not frames or frames[-1] is None:
+        return None
+    items, at = frames[-1], begun[-1]
+    return items + [(at, last + 1)] if at is not None else items
+
+
+def _naming(mc: MoreCalls, calls: list[ParsedCall], request: str = "") -> list[dict[str, object]]:
+    """The arguments of ``calls`` that may name a part of ``request`` (``policy.naming``), each
+    value as it will be sent (``policy.copied``: "/docs/install.md" names "docs/install.md";
+    ``policy.past_quote``: an SMS text run past its quote names no part after it)."""
     words = policy.request_words(" ".join(mc.parts))
-    return [policy.copied_values(a, words) for a in policy.naming([(c.name, c.arguments) for c in calls], mc.optional)]
+    named = policy.naming([(c.name, c.arguments) for c in calls], mc.optional)
+    return [policy.copied_values({k: policy.past_quote(v, request) for k, v in a.items()}, words) for a in named]
 
 
 def _head(heads: tuple[str, ...], name: str) -> str:

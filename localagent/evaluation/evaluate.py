@@ -710,7 +710,7 @@ def generate_options(case: Case, config: AgentConfig, *, first: policy.FirstTurn
     plan = policy.call_plan(request, history, case.tools)
     opening = request if _first_turn(history) else None
     threshold = config.ceiling_threshold if first == "call" else first_token_threshold(config, choice, opening)  # as run decides it
-    return decoding_options(config, c, threshold=threshold, choice=choice, plan=plan)
+    return decoding_options(config, c, threshold=threshold, choice=choice, plan=plan, request=request)
 
 
 def answer_no_tool(case: Case, backend: Backend, config: AgentConfig, options: GenerateOptions) -> Generation:
@@ -809,7 +809,7 @@ def prose_asked_again(case: Case, gen: Generation, backend: Backend, config: Age
     history = case.history()
     calls = parse(gen.text).calls
     chosen = gen.decision == "call" and calls and _first_turn(history)
-    if not (config.retry_answer_calls and config.constrained and chosen and policy.answer_in_call(last_user_text(history), [c.arguments for c in calls])):
+    if not (config.retry_answer_calls and config.constrained and chosen and policy.answer_in_call(last_user_text(history), [(c.name, c.arguments) for c in calls], case.tools)):
         return gen
     retry = answer_no_tool(case, backend, config, generate_options(case, config, first="prose"))
     retry.pay_for(gen)

@@ -56,7 +56,7 @@ from .calls import (
     serving_tools,
     tool_match,
 )
-from .arguments import as_given, copied, copied_values, made_up, request_words, unasked
+from .arguments import as_given, copied, copied_values, made_up, past_quote, repeats_given, request_words, unasked
 from .edits import (
     COPIED_TEXT,
     change_done,
@@ -100,7 +100,7 @@ from .looks import (
     searches_first,
     unread_named,
 )
-from .first_turn import FirstTurn, answer_in_call, answers_itself, asks_about_quote, call_in_prose, first_turn
+from .first_turn import FirstTurn, answer_in_call, answers_itself, asked_about, asks_about_quote, call_in_prose, first_turn
 from .wording import _ASKS, appends, asks_only, asks_which_file, computes, task_words, unwrapped, wants_change
 
 __all__ = [
@@ -110,7 +110,7 @@ __all__ = [
     "ANY", "LAST", "MAX_CALLS", "NONE", "STRUCTURED_STARTS", "CallPlan", "answered", "call_plan", "call_results", "calls_implied",
     "calls_implied_now", "code_examples", "excluded", "named", "names", "naming", "next_part", "next_tool", "no_tool_fits", "optional_texts",
     "part_names", "part_tool", "parts_left", "request_parts", "sentence_starts", "serving_tools",
-    "tool_match", "unasked", "as_given", "copied", "copied_values", "made_up", "request_words",
+    "tool_match", "unasked", "as_given", "copied", "copied_values", "made_up", "past_quote", "repeats_given", "request_words",
     # looks
     "PATH_ERRORS", "WORKSPACE_TOOLS", "Repeat", "answers_once_read", "counted_files", "covered", "finds_first", "found_by_search",
     "hits_to_read", "manifests_to_read", "means_the_same", "missing_named", "must_look", "named_files", "on_repeat", "read_whole", "rereads",
@@ -123,5 +123,5 @@ __all__ = [
     "finished_answer", "returned", "unsupported", "what_was_found", "with_calculation", "with_found_files",
     "with_return_read", "with_value_read", "with_worked_out", "worked_out", "worked_out_prompt",
     # first_turn
-    "FirstTurn", "answer_in_call", "answers_itself", "asks_about_quote", "call_in_prose", "first_turn",
+    "FirstTurn", "answer_in_call", "answers_itself", "asked_about", "asks_about_quote", "call_in_prose", "first_turn",
 ]

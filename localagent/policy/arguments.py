@@ -5,6 +5,7 @@ asked to label, writes "/data/raw" for "data/raw" and adds "home: 1234567890" to
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable
 from typing import Any
@@ -12,6 +13,7 @@ from typing import Any
 from rapidfuzz.distance import Levenshtein
 
 from .calls import _name, _params, _plain, _values, optional_texts
+from .wording import _QUOTED
 
 def unasked(request: str, calls: list[tuple[str, dict[str, Any]]], tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The arguments of each call, with the optional texts the request does not give left
@@ -69,7 +71,7 @@ def as_given(
         props, required = params.get("properties") or {}, set(params.get("required") or ())
         kept: dict[str, Any] = {}
         for k, v in args.items():
-            v = named_enum(copied_values(v, words, exists), props.get(k), request)
+            v = named_enum(copied_values(past_quote(v, request), words, exists), props.get(k), request)
             if isinstance(v, list):
                 v = made_up(v, request, (props.get(k) or {}).get("items"))
                 if not v and k not in required and "default" not in (props.get(k) or {}):
@@ -77,6 +79,20 @@ def as_given(
             kept[k] = v
         out.append(kept)
     return out
+
+
+def past_quote(value: Any, request: str) -> Any:
+    """``value``, or the quote of ``request`` it starts with, where what follows the quote in
+    ``value`` is the request's own text after it: the SMS of 'sms +33612345678 "Dinner is at
+    eight"; timer 10 min' was "Dinner is at eight; timer 10 min", and named the timer too."""
+    if not isinstance(value, str):
+        return value
+    for m in _QUOTED.finditer(request):
+        quote = next(g for g in m.groups() if g)
+        rest = re.sub(r"^\W+", "", value[len(quote) :]) if value.startswith(quote) else ""
+        if rest and re.sub(r"^\W+", "", request[m.end() :]).startswith(rest):
+            return quote
+    return value
 
 
 # A value that is copied, not written: it holds a digit, "/", "@" or "+", or a dot in or before a word.
@@ -132,11 +148,34 @@ def copied_values(node: Any, words: set[str], exists: Callable[[str], bool] | No
     return node
 
 
+def repeats_given(value: Any, request: str) -> int:
+    """How often one list may hold ``value``: as often as ``request`` writes it, once at least
+    ("add 2, 2 and 3"). The 0.5B model wrote the tags "work", "home", "work", "home", ... until
+    the token limit cut the call; the decoder ends a list at an item repeated beyond this."""
+    if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+        return 1
+    text = value if isinstance(value, str) else json.dumps(value)
+    if not text.strip():
+        return 1
+    return max(1, len(re.findall(r"(?<![\w.])" + re.escape(text) + r"(?![\w])", request, re.IGNORECASE)))
+
+
 def request_words(request: str) -> set[str]:
     """The request's words as a value would copy them: quotes, brackets and a sentence's
     closing mark stripped."""
-    words = (w.strip("\"'()[]{}<>“”‘’`").rstrip(",;:!?").strip("\"'“”") for w in request.split())
-    return {w[:-1] if w.endswith(".") and not w.endswith("..") else w for w in words} - {""}
+    return {_bare_word(w) for w in request.split()} - {""}
+
+
+def _bare_word(word: str) -> str:
+    """``word`` without the quotes, brackets and closing marks around it, however they nest:
+    "(work +14155550142)," is "+14155550142" (the phone number had been copied with its ")")."""
+    while True:
+        bare = word.strip("\"'()[]{}<>“”‘’`").rstrip(",;:!?")
+        if bare.endswith(".") and not bare.endswith(".."):
+            bare = bare[:-1]
+        if bare == word:
+            return word
+        word = bare
 
 
 def made_up(items: list[Any], request: str, schema: Any) -> list[Any]:

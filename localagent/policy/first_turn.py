@@ -4,11 +4,13 @@ does. Elsewhere the model's own first token decides."""
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable
 from typing import Any, Literal
 
 from .answers import worked_out
+from .arguments import _enums
 from .calls import _stems, _values, names, no_tool_fits, tool_match
 from .looks import _PATH_LIKE
 from .wording import _QUOTE, quoted, unwrapped, wants_change
@@ -61,7 +63,7 @@ def asks_about_quote(request: str) -> bool:
         return False
     end = max(_QUOTE.finditer(request), key=lambda m: m.end())
     tail = request[end.end() :]
-    if not (re.search(r"[.!?]\W?$", end.group()) or re.match(r"\s*[.!?]", tail)):
+    if not (re.search(r"[.!?]\W?$", end.group()) or re.match(r"\s*[.!?]|\s+[-–—]\s", tail)):  # a spaced dash ends it too
         return False  # the quote's own sentence goes on: "an order for 2 "Notebook" and have it go to ..."
     told = set().union(*(_stems(q) for q in quotes))
     for question in _SENTENCE.findall(tail):
@@ -81,15 +83,62 @@ def asks_about_quote(request: str) -> bool:
 _NAME = re.compile(r"[A-Z][a-z]{2,}(?: [A-Z][a-z]+)*")
 
 
-def answer_in_call(request: str, arguments: list[dict[str, Any]], exists: Callable[[str], bool] | None = None) -> bool:
-    """Whether a first turn's calls hold the answer to the request's question: a value is a
-    name that names nothing the request says (``names``) and no path ``exists`` knows. Asked
-    for "the capital city of Ireland" with get_weather offered, the 0.5B model called it for
-    Dublin: it knew the answer. On the seen splits, 15 of 36 such questions were called so,
-    and no call case whose calls were right held such a name."""
+def answer_in_call(
+    request: str, calls: list[tuple[str, dict[str, Any]]], tools: list[dict[str, Any]], exists: Callable[[str], bool] | None = None
+) -> bool:
+    """Whether a first turn's calls answer another question than the request's: a value is a
+    name that names nothing the request says (``names``) and no path ``exists`` knows, or
+    every call's names are asked about for something its tool knows nothing of
+    (``asked_about``). Asked for "the capital city of Ireland" with get_weather offered, the
+    0.5B model called it for Dublin (it knew the answer), and for "Hungary's capital", with
+    Hungary as the city."""
     request = unwrapped(request)
-    values = [v for args in arguments for v in _values(args)]
-    return any(_NAME.fullmatch(v) and not names(v, request) and not (exists and exists(v)) for v in values)
+    by_name = {str(t.get("function", t).get("name")): t for t in tools}
+    choices = {str(v) for t in tools for v in _enums(t)}  # a value the tool offers is no answer ("Comedy")
+    values = [v for _, args in calls for v in _values(args) if v not in choices]
+    if any(_NAME.fullmatch(v) and not names(v, request) and not (exists and exists(v)) for v in values):
+        return True
+    return bool(calls) and all(_asks_other(request, args, by_name.get(name)) for name, args in calls)
+
+
+def _asks_other(request: str, args: dict[str, Any], tool: dict[str, Any] | None) -> bool:
+    """Whether a call's values include a name and each name is ``asked_about`` for something
+    ``tool`` knows nothing of."""
+    found = [v for v in _values(args) if _NAME.fullmatch(v)]
+    if tool is None or not found:
+        return False
+    known = _stems(" ".join(re.findall(r'"((?:[^"\\]|\\.)*)"', json.dumps(tool))))  # every word of its schema
+    return all((asked := asked_about(request, v)) and not any(_stems(w) & known for w in asked) for v in found)
+
+
+# What a name owns where it stands: "the capital (city) of X", "X's capital", "X: capital?".
+_OWNED_OF = re.compile(r"\b([A-Za-z]+\s+)?([A-Za-z]+)(?:\s+city)?\s+of\s+(?:the\s+)?$")
+_OWNED_S = re.compile(r"['’]s\s+([A-Za-z]+)(?:\s+city)?")
+_OWNED_AFTER = re.compile(r"\s*[:\-–—=]?\s*([A-Za-z]+)(?:\s+city)?\s*(?:[?=]|\bis\b|$)")
+_NO_THING = frozenset("each all any some one both most many none few every either neither lot lots kind kinds type types sort sorts number couple bunch".split())
+_WHEN = frozenset("now today tomorrow tonight rn atm currently right next week weekend morning evening afternoon pls plz too also".split())
+
+
+def asked_about(request: str, name: str) -> list[str]:
+    """The words of what ``request`` asks of ``name`` where every mention of it is an owner's,
+    of a thing ("the capital of Hungary", "Hungary's capital", "Hungary capital = ?");
+    [] where a mention is not ("weather in Hungary", "in each of Oslo, ...")."""
+    words: list[str] = []
+    for m in re.finditer(rf"(?<!\w){re.escape(name)}(?!\w)", request, re.IGNORECASE):
+        if not m.group()[0].isupper():
+            return []  # a name the request writes as a plain word ("the kitchen speaker")
+        before, after = request[: m.start()], request[m.end() :]
+        if o := _OWNED_OF.search(before):
+            owned = [w.strip() for w in o.groups() if w]
+        elif o := _OWNED_S.match(after) or _OWNED_AFTER.match(after):
+            owned = [w.strip() for w in o.groups() if w]
+        else:
+            return []
+        thing = owned[-1] if o.re is _OWNED_OF else owned[0]
+        if thing.lower() in _NO_THING or thing.lower() in _WHEN or not _stems(thing):
+            return []
+        words += owned
+    return words
 
 
 def call_in_prose(text: str, tools: list[str]) -> bool:

@@ -235,9 +235,13 @@ def _asks_nothing(part: str, tools: Collection[str]) -> bool:
 
 def _gives_nothing(part: str) -> bool:
     """Whether ``part`` gives no value of its own: no name in capitals past its first word,
-    no number, no quote (an apostrophe is none: "what's"), no path."""
+    no number, no quote (an apostrophe is none: "what's"), no path. "I" is no name ("but I'm
+    not convinced")."""
     words = part.split()
-    return not (re.search(r"\d|/|\"|(?<!\w)'|'(?!\w)", part) or any(w[:1].isupper() for w in words[1:]))
+    return not (re.search(r"\d|/|\"|(?<!\w)'|'(?!\w)", part) or any(w[:1].isupper() and not _I.fullmatch(w) for w in words[1:]))
+
+
+_I = re.compile(r"I(?:['’]\w+)?\W*")
 
 
 # A key of a result: "version = 1.5.3", "version: 1.5.3", '"version": "1.5.3"'.

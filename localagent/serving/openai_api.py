@@ -148,7 +148,7 @@ def options_for(req: ChatRequest, constraint: Constraint | None, on_text: Callab
     threshold = first_token_threshold(req.config, req.choice) if constraint is not None else None
     request = last_user_text(req.messages)
     plan = policy.call_plan(request, req.messages, req.tools)
-    return decoding_options(req.config, constraint, threshold=threshold, choice=req.choice, on_text=on_text, plan=plan)
+    return decoding_options(req.config, constraint, threshold=threshold, choice=req.choice, on_text=on_text, plan=plan, request=request)
 
 
 @dataclass
