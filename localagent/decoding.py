@@ -6,6 +6,7 @@ decoding ``run`` does (jump-forward, the call threshold, the parallel setting).
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Callable
 
 from . import policy
@@ -35,10 +36,8 @@ def decoding_options(
     parallel = several_calls(config) and (constraint is None or constraint.parallel)
     more = None
     if constraint is not None and parallel and config.more_calls is not None:
-        parts = plan.parts if config.parts_named else ()
-        tools = plan.tools if config.part_tools else ()
-        names = plan.names if config.parts_named else ()
-        more = MoreCalls(plan.implied, *config.more_calls, parts=parts, tools=tools, optional=plan.optional, names=names, examples=plan.examples)
+        named = plan if config.parts_named else replace(plan, parts=(), names=())
+        more = MoreCalls(named if config.part_tools else replace(named, tools=()), *config.more_calls)
     return GenerateOptions(
         max_tokens=config.max_tokens,
         temperature=config.temperature,

@@ -17,6 +17,7 @@ import pytest
 from pydantic import Field
 
 from localagent.backends.base import GenerateOptions, Generation, MoreCalls
+from localagent.policy import CallPlan
 from localagent.backends.decoder import Decoder, LogitsModel
 from localagent.backends.llama import make_drafter
 from localagent.constraint.grammar import ToolChoice, build_constraint
@@ -299,7 +300,7 @@ CALL_B = CALL.replace("notes.txt", "a.txt")
 
 def several(implied: int, below: float, beyond: float) -> GenerateOptions:
     """The options of a turn that may hold several calls, ``implied`` by the request."""
-    return replace(options(parallel_calls=True), more_calls=MoreCalls(implied, below, beyond))
+    return replace(options(parallel_calls=True), more_calls=MoreCalls(CallPlan(implied), below, beyond))
 
 
 def test_several_calls_go_on_while_the_model_wants_another() -> None:
@@ -341,10 +342,10 @@ def test_another_call_needs_room_for_one_as_long_as_the_last() -> None:
 
 def test_below_the_implied_count_a_part_no_call_names_is_needed_to_go_on() -> None:
     b = decoder(CALL + "\n" + CALL_B)
-    opts = replace(options(parallel_calls=True), more_calls=MoreCalls(2, 0.0, 1.0, parts=("read notes.txt", "a.txt")))
+    opts = replace(options(parallel_calls=True), more_calls=MoreCalls(CallPlan(2, parts=("read notes.txt", "a.txt")), 0.0, 1.0))
     assert decode(b, opts, matcher(b, opts)).text == CALL + "\n" + CALL_B
     b = decoder(CALL + "\n" + CALL_B)
-    opts = replace(options(parallel_calls=True), more_calls=MoreCalls(2, 0.0, 1.0, parts=("notes.txt", "read notes.txt now")))
+    opts = replace(options(parallel_calls=True), more_calls=MoreCalls(CallPlan(2, parts=("notes.txt", "read notes.txt now")), 0.0, 1.0))
     assert decode(b, opts, matcher(b, opts)).text == CALL  # the one call names both parts
 
 
@@ -352,7 +353,7 @@ def test_a_call_naming_no_part_the_calls_before_left_is_cut_and_ends_the_turn() 
     call_c = CALL.replace("notes.txt", "b.txt")
     b = decoder(CALL + "\n" + CALL_B + "\n" + call_c)
     parts = ("read notes.txt", "a.txt", "and tell me what they say")
-    opts = replace(options(parallel_calls=True), more_calls=MoreCalls(3, 0.0, 1.0, parts=parts))
+    opts = replace(options(parallel_calls=True), more_calls=MoreCalls(CallPlan(3, parts=parts), 0.0, 1.0))
     g = decode(b, opts, matcher(b, opts))
     assert g.text == CALL + "\n" + CALL_B and g.repeats_cut == 1  # b.txt is in no part
 
@@ -367,7 +368,7 @@ def test_each_next_call_is_of_the_tool_its_part_points_to() -> None:
     for tools, second in (((), LIST_CALL), (("read_file", ""), CALL_B), (("", "read_file"), CALL_B)):
         b = decoder([CALL + "\n" + LIST_CALL, CALL + "\n" + CALL_B])
         opts = decoding_options(config, constraint, threshold=0.5, choice=ToolChoice())
-        opts = replace(opts, more_calls=MoreCalls(2, 0.0, 1.0, parts=("read notes.txt", "a.txt"), tools=tools))
+        opts = replace(opts, more_calls=MoreCalls(CallPlan(2, parts=("read notes.txt", "a.txt"), tools=tools), 0.0, 1.0))
         g = decode(b, opts, matcher(b, opts))
         # With no tool named for the second part, the last call's tool goes on.
         assert g.text == CALL + "\n" + second, tools
@@ -397,7 +398,7 @@ def test_a_next_call_does_not_start_a_value_of_another_part() -> None:
     for names, second in ((((), ("Docs",)), right), (((), ()), wrong)):
         b = Decoder(RankedModel([CALL + "\n" + wrong, CALL + "\n" + right]), make_drafter)
         opts = decoding_options(config, constraint, threshold=0.5, choice=ToolChoice())
-        plan = MoreCalls(2, 0.0, 1.0, parts=("read notes.txt", "list Docs"), tools=("read_file", "list_dir"), names=names)
+        plan = MoreCalls(CallPlan(2, parts=("read notes.txt", "list Docs"), tools=("read_file", "list_dir"), names=names), 0.0, 1.0)
         g = decode(b, replace(opts, more_calls=plan), matcher(b, replace(opts, more_calls=plan)))
         assert g.text == CALL + "\n" + second, names
 
@@ -445,7 +446,7 @@ def test_a_call_names_a_part_by_its_value_as_it_will_be_sent() -> None:
     from localagent.backends.decoder import _naming
     from localagent.formats import ParsedCall
 
-    mc = MoreCalls(2, 0.0, 1.0, parts=("open docs/install.md", "/etc/hosts"))
+    mc = MoreCalls(CallPlan(2, parts=("open docs/install.md", "/etc/hosts")), 0.0, 1.0)
     # "/docs/install.md" is sent as "docs/install.md" (policy.as_given), so it names the first part.
     args = _naming(mc, [ParsedCall("read_file", {"path": "/docs/install.md"})])
     assert args == [{"path": "docs/install.md"}]
@@ -495,9 +496,9 @@ def test_a_text_run_past_its_quote_names_no_part_after_it() -> None:
     from localagent.formats import ParsedCall
 
     request = 'sms +33612345678 "Dinner is at eight"; timer 10 min'
-    mc = MoreCalls(2, 0.0, 1.0, parts=('sms +33612345678 "Dinner is at eight"', "timer 10 min"))
+    mc = MoreCalls(CallPlan(2, parts=('sms +33612345678 "Dinner is at eight"', "timer 10 min")), 0.0, 1.0)
     sms = ParsedCall("send_sms", {"phone_number": "+33612345678", "message": "Dinner is at eight; timer 10 min"})
     args = _naming(mc, [sms], request)
     assert args[0]["message"] == "Dinner is at eight"  # as it will be sent (policy.past_quote)
     from localagent import policy
-    assert policy.parts_left(mc.parts, args) == 1  # the timer is still to call
+    assert policy.parts_left(mc.plan.parts, args) == 1  # the timer is still to call

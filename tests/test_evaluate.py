@@ -740,10 +740,10 @@ def test_the_count_a_request_implies_reaches_the_options() -> None:
 
     c = Case("m", "multiple_calls", [{"role": "user", "content": "Weather in Paris, Rome and Oslo?"}], [WEATHER], [PARIS])
     o = generate_options(c, eval_config())
-    assert o.more_calls is not None and o.more_calls.implied == 3
+    assert o.more_calls is not None and o.more_calls.plan.implied == 3
     assert generate_options(c, eval_config(more_calls=None)).more_calls is None
     assert generate_options(c, eval_config(parallel=False)).more_calls is None
-    assert generate_options(_after_result([]), eval_config()).more_calls.implied == 1  # type: ignore[union-attr]
+    assert generate_options(_after_result([]), eval_config()).more_calls.plan.implied == 1  # type: ignore[union-attr]
 
 
 def test_a_first_turn_no_tool_fits_is_asked_as_prose_and_its_fit_recorded() -> None:

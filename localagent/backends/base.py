@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict
 
 from ..constraint.grammar import Constraint
 from ..messages import Message
+from ..policy import CallPlan
 
 FinishReason = Literal["stop", "length", "context", "error"]
 
@@ -127,21 +128,13 @@ class MoreCalls:
     """Another call or the end of the turn, decided after each call of a turn that may hold
     several, from the model's probability of going on (``policy.more_calls``)."""
 
-    implied: int  # the calls the request implies (policy.calls_implied)
+    # What the request implies (policy.call_plan): the count of calls; where given, its parts
+    # ("fewer than implied" also needs a part no call names yet), the tool of each part's
+    # call, the optional texts (which name no part), and the names and code examples a value
+    # of a later call must not start with (policy.excluded).
+    plan: CallPlan
     below: float  # fewer calls than implied: go on when the probability is at least this
     beyond: float  # as many or more: go on only when it is at least this
-    # The request's parts (policy.request_parts): where given, "fewer than implied" also needs
-    # a part that no call so far names (a one-call request with several parts ends at one).
-    parts: tuple[str, ...] = ()
-    # The tool each part points to (policy.part_tool): where given, each next call is that
-    # part's tool, or the last call's (policy.next_tool); the model writes the arguments.
-    tools: tuple[str, ...] = ()
-    # (tool, parameter) of the optional texts, whose values name no part (policy.naming).
-    optional: frozenset[tuple[str, str]] = frozenset()
-    # The names each part holds, and the examples of code parameters: what a value of the
-    # next call must not start with (policy.excluded).
-    names: tuple[tuple[str, ...], ...] = ()
-    examples: frozenset[tuple[str, str, str]] = frozenset()
 
 
 @dataclass

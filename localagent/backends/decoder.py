@@ -253,8 +253,7 @@ class Decoder:
         if head is None:
             return logits
         prior = parse(text[:start]).calls
-        plan = policy.CallPlan(mc.implied, mc.parts, mc.tools, mc.optional, mc.names, mc.examples)
-        values = policy.excluded(plan, _naming(mc, prior, r.options.request), [c.name for c in prior], head.group(1), head.group(2))
+        values = policy.excluded(mc.plan, _naming(mc, prior, r.options.request), [c.name for c in prior], head.group(1), head.group(2))
         ids = [i for v in values for i in self._starting(v)]
         if not ids:
             return logits
@@ -284,18 +283,18 @@ class Decoder:
         """Whether the turn's calls (their naming arguments ``args``, their tools ``called``)
         are fewer than the request implies, and (where its parts are known) a part that no
         call names yet."""
-        if len(args) >= mc.implied:
+        if len(args) >= mc.plan.implied:
             return False
-        return not mc.parts or policy.parts_left(mc.parts, args, mc.tools, called) > 0
+        return not mc.plan.parts or policy.parts_left(mc.plan.parts, args, mc.plan.tools, called) > 0
 
     @staticmethod
     def _names_nothing_new(mc: MoreCalls, args: list[dict[str, object]], called: list[str]) -> bool:
         """Whether the turn's last call (the last of ``args``), after the first, names no part
         of the request that the calls before it left unnamed: a fourth room where three were
         named, Oslo again in Fahrenheit."""
-        if not (len(args) > 1 and mc.parts):
+        if not (len(args) > 1 and mc.plan.parts):
             return False
-        return policy.parts_left(mc.parts, args[:-1], mc.tools, called) == policy.parts_left(mc.parts, args, mc.tools, called)
+        return policy.parts_left(mc.plan.parts, args[:-1], mc.plan.tools, called) == policy.parts_left(mc.plan.parts, args, mc.plan.tools, called)
 
     def _close_call(self, tok: int, rest: str, r: _Reply) -> tuple[bool, np.ndarray | None]:
         """A call's arguments just ended (``tok`` was their last token) in a turn that may hold
@@ -334,7 +333,7 @@ class Decoder:
         if not (go and room and r.matcher.allows(self.next_call[0])):
             r.finish = "stop"
             return True, None
-        head = self.model.tokenize(_head(r.options.call_heads, policy.next_tool(mc.parts, mc.tools, args, called))) if mc.tools else []
+        head = self.model.tokenize(_head(r.options.call_heads, policy.next_tool(mc.plan.parts, mc.plan.tools, args, called))) if mc.plan.tools else []
         tokens = self.next_call + head
         done = _emit_tail(tokens, r.matcher, r.emit)
         r.forced += max(0, done - len(self.next_call))
@@ -566,8 +565,8 @@ def _naming(mc: MoreCalls, calls: list[ParsedCall], request: str = "") -> list[d
     """The arguments of ``calls`` that may name a part of ``request`` (``policy.naming``), each
     value as it will be sent (``policy.copied``: "/docs/install.md" names "docs/install.md";
     ``policy.past_quote``: an SMS text run past its quote names no part after it)."""
-    words = policy.request_words(" ".join(mc.parts))
-    named = policy.naming([(c.name, c.arguments) for c in calls], mc.optional)
+    words = policy.request_words(" ".join(mc.plan.parts))
+    named = policy.naming([(c.name, c.arguments) for c in calls], mc.plan.optional)
     return [policy.copied_values({k: policy.past_quote(v, request) for k, v in a.items()}, words) for a in named]
 
 
