@@ -1157,6 +1157,9 @@ def test_a_first_turn_call_holding_a_name_the_request_does_not_say_holds_the_ans
     # A path of the folder is no answer made up.
     assert not answer("What builds this project?", {"path": "Makefile"}, lambda p: p == "Makefile")
     assert answer("What builds this project?", {"path": "Makefile"})
+    # A name beside one the request says is inferred, not the answer.
+    assert not policy.answer_in_call("The crime rate in San Francisco?", [("get_crime_rate", {"city": "San Francisco", "state": "California"})], tools)
+    assert policy.answer_in_call("The capital of Ireland?", [("get_weather", {"city": "Dublin"}), ("get_weather", {"city": "Ireland"})], tools)
     # A choice the tool offers is no answer ("Comedy" for "comic movies").
     comedy = {"type": "function", "function": {"name": "find_movies", "parameters": {"type": "object", "properties": {
         "genre": {"type": "string", "enum": ["Comedy", "Drama"]}}}}}

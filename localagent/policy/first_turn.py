@@ -86,18 +86,20 @@ _NAME = re.compile(r"[A-Z][a-z]{2,}(?: [A-Z][a-z]+)*")
 def answer_in_call(
     request: str, calls: list[tuple[str, dict[str, Any]]], tools: list[dict[str, Any]], exists: Callable[[str], bool] | None = None
 ) -> bool:
-    """Whether a first turn's calls answer another question than the request's: a value is a
-    name that names nothing the request says (``names``) and no path ``exists`` knows, or
+    """Whether a first turn's calls answer another question than the request's: a call's
+    names all name nothing the request says (``names``) and no path ``exists`` knows, or
     every call's names are asked about for something its tool knows nothing of
     (``asked_about``). Asked for "the capital city of Ireland" with get_weather offered, the
     0.5B model called it for Dublin (it knew the answer), and for "Hungary's capital", with
-    Hungary as the city."""
+    Hungary as the city. A name beside one the request says is inferred, not an answer
+    ("California" beside "San Francisco")."""
     request = unwrapped(request)
     by_name = {str(t.get("function", t).get("name")): t for t in tools}
     choices = {str(v) for t in tools for v in _enums(t)}  # a value the tool offers is no answer ("Comedy")
-    values = [v for _, args in calls for v in _values(args) if v not in choices]
-    if any(_NAME.fullmatch(v) and not names(v, request) and not (exists and exists(v)) for v in values):
-        return True
+    for _, args in calls:
+        found = [v for v in _values(args) if v not in choices and _NAME.fullmatch(v)]
+        if found and not any(names(v, request) or (exists and exists(v)) for v in found):
+            return True
     return bool(calls) and all(_asks_other(request, args, by_name.get(name)) for name, args in calls)
 
 
