@@ -195,6 +195,8 @@ class Decoder:
         """The trigger to force (a call decided at the first token, else none) and the next
         token: the model's choice, or the constrained path's where the constraint refuses it;
         None when the constraint allows no token at all."""
+        if r.closing:  # the rest of a list ended at a repeat (_list_end)
+            return [], r.closing.pop(0)
         trigger: list[int] = []
         m, o = r.matcher, r.options
         logits = self._exclude(r.penalized(logits), r)
@@ -202,8 +204,6 @@ class Decoder:
             trigger, logits, mass = self._decide(logits, o.call_threshold, m)
             r.decision = "call" if trigger else "prose"
             r.call_mass = round(mass, 4)
-        if r.closing:  # the rest of a list ended at a repeat (_list_end)
-            return trigger, r.closing.pop(0)
         tok = trigger[0] if trigger else r.sampler.sample(logits, rng)
         if m is not None and not m.allows(tok):
             r.rejected += 1
@@ -224,7 +224,8 @@ class Decoder:
         if start < 0:
             return tok
         start += len(CALL_OPEN)
-        body = text[start:] + piece[: piece.index(",")]
+        head = piece[: piece.index(",")]  # what closes the item, before its comma
+        body = text[start:] + head
         items = _open_items(body)
         if items is None or len(items) < 2:
             return tok
@@ -234,7 +235,7 @@ class Decoder:
             return tok
         if values.count(values[-1]) <= policy.repeats_given(values[-1], r.options.request):
             return tok
-        end = self.model.tokenize(piece[: piece.index(",")] + "]")
+        end = self.model.tokenize(head + "]")
         if not end or not r.matcher.allows(end[0]):
             return tok
         r.closing = end[1:]

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from typing import Any, Literal
 
 from .answers import worked_out
@@ -97,16 +97,21 @@ def answer_in_call(
     by_name = {str(t.get("function", t).get("name")): t for t in tools}
     choices = {str(v) for t in tools for v in _enums(t)}  # a value the tool offers is no answer ("Comedy")
     for _, args in calls:
-        found = [v for v in _values(args) if v not in choices and _NAME.fullmatch(v)]
+        found = _names_in(args, choices)
         if found and not any(names(v, request) or (exists and exists(v)) for v in found):
             return True
     return bool(calls) and all(_asks_other(request, args, by_name.get(name)) for name, args in calls)
 
 
+def _names_in(args: dict[str, Any], choices: Collection[str] = ()) -> list[str]:
+    """The values of ``args`` that are names (``_NAME``), other than ``choices``."""
+    return [v for v in _values(args) if v not in choices and _NAME.fullmatch(v)]
+
+
 def _asks_other(request: str, args: dict[str, Any], tool: dict[str, Any] | None) -> bool:
     """Whether a call's values include a name and each name is ``asked_about`` for something
     ``tool`` knows nothing of."""
-    found = [v for v in _values(args) if _NAME.fullmatch(v)]
+    found = _names_in(args)
     if tool is None or not found:
         return False
     known = _stems(" ".join(re.findall(r'"((?:[^"\\]|\\.)*)"', json.dumps(tool))))  # every word of its schema
